@@ -1,0 +1,6 @@
+"""`python -m maintenance` is the same entry point as the `icemaint` script."""
+
+from maintenance.cli.main import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Table names and catalogs: pyiceberg's view of each configured catalog.
+
+A table is `namespace.table` in the default catalog or `catalog.namespace.table`.
+Loading goes through pyiceberg (no JVM), so health, planning and name checks are fast
+and an unknown table is reported before Spark is ever started.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from pyiceberg.catalog import Catalog, load_catalog
+from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+from pyiceberg.table import Table
+
+from maintenance.config import CatalogConfig, Config
+from maintenance.errors import CatalogUnavailableError, UnknownTableError, UsageError
+from maintenance.redact import redact_text
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A fully qualified table: the catalog it lives in, its namespace and name."""
+
+    catalog: str
+    namespace: tuple[str, ...]
+    name: str
+
+    @property
+    def identifier(self) -> str:
+        """`namespace.table`, as pyiceberg names it inside its catalog."""
+        return ".".join((*self.namespace, self.name))
+
+    @property
+    def spark_namespace(self) -> str:
+        """`catalog.namespace`, quoted for Spark SQL."""
+        return ".".join(f"`{part}`" for part in (self.catalog, *self.namespace))
+
+    @property
+    def spark_name(self) -> str:
+        """`catalog.namespace.table`, quoted for Spark SQL."""
+        return ".".join(f"`{part}`" for part in (self.catalog, *self.namespace, self.name))
+
+    def __str__(self) -> str:
+        return ".".join((self.catalog, *self.namespace, self.name))
+
+
+def parse_table_ref(text: str, config: Config) -> TableRef:
+    parts = [p for p in text.strip().split(".")]
+    if len(parts) < 2 or any(not p for p in parts):
+        raise UsageError(f"table name '{text}' must be namespace.table or catalog.namespace.table")
+    if len(parts) == 2:
+        return TableRef(config.default_catalog, (parts[0],), parts[1])
+    # With three or more parts the first names a catalog; an unknown one is an error
+    # rather than a guess at a nested namespace, so a typo never hits the wrong table.
+    config.catalog(parts[0])
+    return TableRef(parts[0], tuple(parts[1:-1]), parts[-1])
+
+
+def pyiceberg_properties(catalog: CatalogConfig) -> dict[str, str]:
+    props: dict[str, str] = {"type": catalog.type, **catalog.properties, **catalog.pyiceberg_properties}
+    if catalog.uri:
+        props["uri"] = catalog.uri
+    if catalog.warehouse:
+        props["warehouse"] = catalog.warehouse
+    if catalog.type == "sql":
+        _ensure_sqlite_folder(catalog.uri)
+    return props
+
+
+def _ensure_sqlite_folder(uri: str | None) -> None:
+    if uri and uri.startswith("sqlite:///"):
+        Path(uri[len("sqlite:///") - 1 :]).parent.mkdir(parents=True, exist_ok=True)
+
+
+@lru_cache(maxsize=None)
+def _load_catalog_cached(name: str, frozen_props: tuple[tuple[str, str], ...]) -> Catalog:
+    return load_catalog(name, **dict(frozen_props))
+
+
+def get_catalog(config: Config, name: str) -> Catalog:
+    catalog = config.catalog(name)
+    props = pyiceberg_properties(catalog)
+    try:
+        return _load_catalog_cached(name, tuple(sorted(props.items())))
+    except Exception as exc:  # pyiceberg raises many kinds; all mean "cannot use it now"
+        raise CatalogUnavailableError(f"catalog '{name}' is unavailable: {redact_text(str(exc)).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+
+
+def load_table(config: Config, ref: TableRef) -> Table:
+    catalog = get_catalog(config, ref.catalog)
+    try:
+        return catalog.load_table(ref.identifier)
+    except (NoSuchTableError, NoSuchNamespaceError):
+        raise UnknownTableError(f"unknown table '{ref}'") from None
+
+
+def table_exists(config: Config, ref: TableRef) -> bool:
+    try:
+        load_table(config, ref)
+    except UnknownTableError:
+        return False
+    return True

@@ -1,0 +1,1 @@
+"""The `icemaint` command line (CONTRACT.md)."""

@@ -1,0 +1,89 @@
+"""Entry point: global options, and the one place errors become a line and an exit code."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+import click
+import structlog
+
+from maintenance.catalogs import TableRef, parse_table_ref
+from maintenance.config import Config, home_from_env, load_config
+from maintenance.errors import EXIT_FAILED, EXIT_USAGE, IcemaintError
+from maintenance.logs import LOG_FORMATS, configure_logging, level_names
+from maintenance.redact import redact_text
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass
+class AppContext:
+    """What every command shares: the config (loaded once, on first use)."""
+
+    config_path: str | None
+    _config: Config | None = field(default=None, repr=False)
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = load_config(self.config_path)
+        return self._config
+
+    def table(self, name: str) -> TableRef:
+        return parse_table_ref(name, self.config)
+
+
+pass_app = click.make_pass_decorator(AppContext)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--config", "config_path", metavar="PATH", help="Config file (default: $ICEMAINT_CONFIG, ./icemaint.yaml, else the embedded default).")
+@click.option("--log-format", type=click.Choice(LOG_FORMATS), default=None, help="Log format on stderr (console on a TTY, json otherwise).")
+@click.option("--log-level", type=click.Choice(level_names()), default=None, help="Log level on stderr (default: off for commands, info for the daemon).")
+@click.version_option(package_name="icemaint")
+@click.pass_context
+def cli(ctx: click.Context, config_path: str | None, log_format: str | None, log_level: str | None) -> None:
+    """icemaint: keeps Iceberg merge-on-read tables healthy."""
+    app = AppContext(config_path=config_path)
+    ctx.obj = app
+    is_daemon = ctx.invoked_subcommand == "daemon"
+    try:
+        home = app.config.home
+    except IcemaintError:
+        home = home_from_env()  # the error is reported when a command needs the config
+    configure_logging(log_format=log_format, stderr_level=log_level or ("info" if is_daemon else "off"), log_file=home / "logs" / "icemaint.log")
+
+
+def _register_commands() -> None:
+    from maintenance.cli import demo, inspect, workload
+
+    for module in (inspect, workload, demo):
+        module.register(cli)
+
+
+_register_commands()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; any error ends as one line on stderr and the contract's exit code."""
+    try:
+        code = cli.main(args=argv, prog_name="icemaint", standalone_mode=False)
+    except click.exceptions.Abort:
+        _fail("aborted", EXIT_FAILED)
+    except click.ClickException as exc:
+        _fail(exc.format_message(), EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
+    except IcemaintError as exc:
+        log.error("command failed", error=str(exc), exc_info=exc.__cause__ is not None)
+        _fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except Exception as exc:  # a bug: keep the trace in the log, one line on the terminal
+        log.error("unexpected error", exc_info=True)
+        _fail(f"unexpected {type(exc).__name__}: {redact_text(str(exc).splitlines()[0] if str(exc) else '')} (details in the log)", EXIT_FAILED)
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"icemaint: error: {message}", err=True)
+    sys.exit(code)

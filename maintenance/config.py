@@ -1,0 +1,259 @@
+"""icemaint's configuration: one YAML file describes each catalog once.
+
+Both pyiceberg (metadata, planning, health) and Spark (the heavy jobs) are configured
+from the same catalog entry, so they can never disagree about where a table lives.
+With no file at all, the embedded default keeps everything under `$ICEMAINT_HOME`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from maintenance.errors import ConfigError
+
+DEFAULT_HOME = ".icemaint"
+DEFAULT_CATALOG = "local"
+REPO_POLICIES = Path(__file__).resolve().parent.parent / "policies"
+CATALOG_TYPES = ("sql", "rest", "hive", "glue")
+# Keys of a catalog entry that icemaint itself interprets; the rest pass through.
+_CATALOG_OWN_KEYS = {"type", "uri", "warehouse", "properties", "spark", "pyiceberg"}
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+
+
+@dataclass(frozen=True)
+class CatalogConfig:
+    """One catalog, as both pyiceberg and Spark will see it."""
+
+    name: str
+    type: str
+    uri: str | None = None
+    warehouse: str | None = None
+    properties: Mapping[str, str] = field(default_factory=dict)
+    spark_properties: Mapping[str, str] = field(default_factory=dict)
+    pyiceberg_properties: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SparkConfig:
+    master: str = "local[*]"
+    jars: tuple[str, ...] = ()
+    packages: tuple[str, ...] = ()
+    conf: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class HealthConfig:
+    small_file_bytes: int = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Config:
+    home: Path
+    default_catalog: str
+    catalogs: Mapping[str, CatalogConfig]
+    state_url: str
+    spark: SparkConfig
+    policies_dir: Path
+    health: HealthConfig
+    source: str  # the file it came from, or "embedded default"
+
+    def catalog(self, name: str) -> CatalogConfig:
+        from maintenance.errors import UnknownCatalogError
+
+        try:
+            return self.catalogs[name]
+        except KeyError:
+            known = ", ".join(sorted(self.catalogs)) or "none"
+            raise UnknownCatalogError(f"unknown catalog '{name}' (configured: {known})") from None
+
+
+def home_from_env() -> Path:
+    return Path(os.environ.get("ICEMAINT_HOME", DEFAULT_HOME)).expanduser().resolve()
+
+
+def find_config_path(explicit: str | None) -> Path | None:
+    """--config, else $ICEMAINT_CONFIG, else ./icemaint.yaml if present, else None."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("ICEMAINT_CONFIG")
+    if env:
+        return Path(env)
+    local = Path("icemaint.yaml")
+    return local if local.is_file() else None
+
+
+def load_config(explicit_path: str | None = None) -> Config:
+    path = find_config_path(explicit_path)
+    if path is None:
+        return embedded_default()
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise ConfigError(f"{path}{where}: {problem}") from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the config must be a mapping, not {type(raw).__name__}")
+    return parse_config(raw, source=str(path), base_dir=path.resolve().parent)
+
+
+def embedded_default() -> Config:
+    return parse_config({}, source="embedded default", base_dir=Path.cwd())
+
+
+def parse_config(raw: Mapping[str, Any], *, source: str, base_dir: Path) -> Config:
+    raw = _interpolate_env(raw, source)
+    _reject_unknown(raw, {"home", "default_catalog", "catalogs", "state", "spark", "policies", "health"}, source, "top level")
+    home = Path(raw["home"]).expanduser() if raw.get("home") else home_from_env()
+    if not home.is_absolute():
+        home = (base_dir / home).resolve()
+
+    catalogs_raw = raw.get("catalogs")
+    if catalogs_raw is None:
+        catalogs = {DEFAULT_CATALOG: _embedded_catalog(home)}
+    elif not isinstance(catalogs_raw, dict) or not catalogs_raw:
+        raise ConfigError(f"{source}: 'catalogs' must be a non-empty mapping of name to catalog")
+    else:
+        catalogs = {str(name): _parse_catalog(str(name), entry, source, home) for name, entry in catalogs_raw.items()}
+
+    default_catalog = str(raw.get("default_catalog") or (DEFAULT_CATALOG if DEFAULT_CATALOG in catalogs else next(iter(catalogs))))
+    if default_catalog not in catalogs:
+        raise ConfigError(f"{source}: default_catalog '{default_catalog}' is not among the catalogs")
+
+    state = raw.get("state") or {}
+    if not isinstance(state, dict):
+        raise ConfigError(f"{source}: 'state' must be a mapping with a 'url'")
+    state_url = str(state.get("url") or f"sqlite:///{home / 'state.db'}")
+
+    policies = Path(raw["policies"]) if raw.get("policies") else REPO_POLICIES
+    if not policies.is_absolute():
+        policies = (base_dir / policies).resolve()
+
+    return Config(
+        home=home,
+        default_catalog=default_catalog,
+        catalogs=catalogs,
+        state_url=state_url,
+        spark=_parse_spark(raw.get("spark") or {}, source),
+        policies_dir=policies,
+        health=_parse_health(raw.get("health") or {}, source),
+        source=source,
+    )
+
+
+def _embedded_catalog(home: Path) -> CatalogConfig:
+    return CatalogConfig(
+        name=DEFAULT_CATALOG,
+        type="sql",
+        uri=f"sqlite:///{home / 'catalog.db'}",
+        warehouse=(home / "warehouse").as_uri(),
+    )
+
+
+def _parse_catalog(name: str, entry: Any, source: str, home: Path) -> CatalogConfig:
+    where = f"{source}: catalog '{name}'"
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{where} must be a mapping")
+    ctype = str(entry.get("type", "")).lower()
+    if ctype not in CATALOG_TYPES:
+        raise ConfigError(f"{where}: type must be one of {', '.join(CATALOG_TYPES)} (got '{entry.get('type', '')}')")
+    if ctype in ("sql", "rest") and not entry.get("uri"):
+        raise ConfigError(f"{where}: a {ctype} catalog needs a 'uri'")
+    passthrough = {str(k): _as_property(v) for k, v in entry.items() if k not in _CATALOG_OWN_KEYS}
+    for key in ("properties", "spark", "pyiceberg"):
+        if entry.get(key) is not None and not isinstance(entry.get(key), dict):
+            raise ConfigError(f"{where}: '{key}' must be a mapping")
+    properties = {**passthrough, **{str(k): _as_property(v) for k, v in (entry.get("properties") or {}).items()}}
+    warehouse = entry.get("warehouse")
+    if warehouse and ctype == "sql" and "://" not in str(warehouse):
+        warehouse = Path(str(warehouse)).expanduser().resolve().as_uri()
+    return CatalogConfig(
+        name=name,
+        type=ctype,
+        uri=str(entry["uri"]) if entry.get("uri") else None,
+        warehouse=str(warehouse) if warehouse else None,
+        properties=properties,
+        spark_properties={str(k): _as_property(v) for k, v in (entry.get("spark") or {}).items()},
+        pyiceberg_properties={str(k): _as_property(v) for k, v in (entry.get("pyiceberg") or {}).items()},
+    )
+
+
+def _parse_spark(raw: Any, source: str) -> SparkConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: 'spark' must be a mapping")
+    _reject_unknown(raw, {"master", "jars", "packages", "conf"}, source, "spark")
+    conf = raw.get("conf") or {}
+    if not isinstance(conf, dict):
+        raise ConfigError(f"{source}: 'spark.conf' must be a mapping")
+    return SparkConfig(
+        master=str(raw.get("master") or "local[*]"),
+        jars=tuple(_string_list(raw.get("jars"), source, "spark.jars")),
+        packages=tuple(_string_list(raw.get("packages"), source, "spark.packages")),
+        conf={str(k): _as_property(v) for k, v in conf.items()},
+    )
+
+
+def _parse_health(raw: Any, source: str) -> HealthConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: 'health' must be a mapping")
+    _reject_unknown(raw, {"small_file_bytes"}, source, "health")
+    value = raw.get("small_file_bytes", HealthConfig.small_file_bytes)
+    if not isinstance(value, int) or value <= 0:
+        raise ConfigError(f"{source}: health.small_file_bytes must be a positive integer")
+    return HealthConfig(small_file_bytes=value)
+
+
+def _string_list(value: Any, source: str, key: str) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list):
+        raise ConfigError(f"{source}: '{key}' must be a list of strings")
+    return [str(v) for v in value]
+
+
+def _as_property(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _reject_unknown(raw: Mapping[str, Any], allowed: set[str], source: str, where: str) -> None:
+    unknown = sorted(set(map(str, raw)) - allowed)
+    if unknown:
+        raise ConfigError(f"{source}: unknown key '{unknown[0]}' at {where} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _interpolate_env(value: Any, source: str) -> Any:
+    """Replace ${VAR} and ${VAR:-default} so secrets can stay in the environment."""
+    if isinstance(value, dict):
+        return {k: _interpolate_env(v, source) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_interpolate_env(v, source) for v in value]
+    if isinstance(value, str):
+
+        def substitute(match: re.Match[str]) -> str:
+            name, default = match.group(1), match.group(2)
+            if name in os.environ:
+                return os.environ[name]
+            if default is not None:
+                return default
+            raise ConfigError(f"{source}: environment variable {name} is not set")
+
+        return _ENV_REF.sub(substitute, value)
+    return value

@@ -1,0 +1,117 @@
+"""Table health from metadata alone: what readers pay for delete files and small files.
+
+Reads the current snapshot's manifests through pyiceberg, with no JVM, so the planner
+can look at hundreds of tables in seconds. Counters match CONTRACT.md's `health`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pyiceberg.manifest import DataFile, DataFileContent, ManifestFile
+from pyiceberg.table import Table
+
+_MANIFEST_READERS = 8
+
+
+@dataclass
+class FileCounters:
+    """The file counters kept for a whole table and for each partition."""
+
+    data_files: int = 0
+    data_bytes: int = 0
+    data_records: int = 0
+    small_data_files: int = 0
+    position_delete_files: int = 0
+    position_delete_records: int = 0
+    equality_delete_files: int = 0
+    equality_delete_records: int = 0
+
+    def add(self, data_file: DataFile, small_file_bytes: int) -> None:
+        if data_file.content == DataFileContent.DATA:
+            self.data_files += 1
+            self.data_bytes += data_file.file_size_in_bytes
+            self.data_records += data_file.record_count
+            if data_file.file_size_in_bytes < small_file_bytes:
+                self.small_data_files += 1
+        elif data_file.content == DataFileContent.POSITION_DELETES:
+            self.position_delete_files += 1
+            self.position_delete_records += data_file.record_count
+        else:
+            self.equality_delete_files += 1
+            self.equality_delete_records += data_file.record_count
+
+    @property
+    def delete_files(self) -> int:
+        return self.position_delete_files + self.equality_delete_files
+
+
+@dataclass
+class PartitionHealth(FileCounters):
+    partition: str = ""
+    spec_id: int = 0
+
+
+@dataclass
+class TableHealth(FileCounters):
+    table: str = ""
+    format_version: int = 0
+    current_snapshot_id: int | None = None
+    sequence_number: int = 0
+    snapshots: int = 0
+    oldest_snapshot_age_s: float | None = None
+    metadata_files: int = 0
+    partitions: list[PartitionHealth] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Identity first, then the counters, then the per-partition breakdown."""
+        fields = asdict(self)
+        head = ("table", "format_version", "current_snapshot_id", "sequence_number", "snapshots", "oldest_snapshot_age_s", "metadata_files")
+        ordered = {key: fields.pop(key) for key in head}
+        partitions = fields.pop("partitions")
+        return {**ordered, **fields, "partitions": partitions}
+
+
+def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float | None = None) -> TableHealth:
+    metadata = table.metadata
+    now_s = time.time() if now_s is None else now_s
+    snapshots = metadata.snapshots
+    health = TableHealth(
+        table=name,
+        format_version=metadata.format_version,
+        current_snapshot_id=metadata.current_snapshot_id,
+        sequence_number=metadata.last_sequence_number,
+        snapshots=len(snapshots),
+        oldest_snapshot_age_s=round(now_s - min(s.timestamp_ms for s in snapshots) / 1000, 3) if snapshots else None,
+        metadata_files=len(metadata.metadata_log) + 1,
+    )
+    snapshot = table.current_snapshot()
+    if snapshot is None:
+        return health
+
+    by_partition: dict[tuple[int, str], PartitionHealth] = {}
+    specs = table.specs()
+    schema = table.schema()
+    for data_file in live_files(table, snapshot.manifests(table.io)):
+        health.add(data_file, small_file_bytes)
+        spec = specs[data_file.spec_id]
+        path = spec.partition_to_path(data_file.partition, schema) if spec.fields else ""
+        key = (data_file.spec_id, path)
+        if key not in by_partition:
+            by_partition[key] = PartitionHealth(partition=path, spec_id=data_file.spec_id)
+        by_partition[key].add(data_file, small_file_bytes)
+    health.partitions = [by_partition[k] for k in sorted(by_partition)]
+    return health
+
+
+def live_files(table: Table, manifests: Iterable[ManifestFile]) -> Iterable[DataFile]:
+    """Every live data and delete file of the given manifests (read concurrently)."""
+    manifests = list(manifests)
+    with ThreadPoolExecutor(max_workers=min(_MANIFEST_READERS, max(1, len(manifests)))) as pool:
+        for entries in pool.map(lambda m: m.fetch_manifest_entry(table.io, discard_deleted=True), manifests):
+            for entry in entries:
+                yield entry.data_file

@@ -1,0 +1,65 @@
+"""The boundary where Java exceptions become one-line icemaint errors.
+
+A Py4J error carries a whole Java stack trace; users get its root cause in one line
+and the log keeps everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import structlog
+
+from maintenance.errors import IcemaintError, SparkJobError
+from maintenance.redact import redact_text
+
+log = structlog.get_logger(__name__)
+
+
+def java_error_message(exc: BaseException) -> str:
+    """The innermost Java cause of a Py4J or PySpark error, as one line."""
+    java_exc = getattr(exc, "java_exception", None)
+    if java_exc is not None:
+        try:
+            cause = java_exc
+            while cause.getCause() is not None and cause.getCause() != cause:
+                cause = cause.getCause()
+            text = str(cause.toString())
+        except Exception:  # the gateway itself may be gone
+            text = str(exc)
+    else:
+        text = getattr(exc, "desc", None) or str(exc)
+    first = next((line.strip() for line in str(text).splitlines() if line.strip()), type(exc).__name__)
+    return redact_text(first)
+
+
+def is_java_exception(exc: BaseException, java_class_suffix: str) -> bool:
+    """Whether a Py4J error's Java exception (or a cause) is of the named class."""
+    java_exc = getattr(exc, "java_exception", None)
+    seen = 0
+    while java_exc is not None and seen < 20:
+        try:
+            if str(java_exc.getClass().getName()).endswith(java_class_suffix):
+                return True
+            nxt = java_exc.getCause()
+        except Exception:
+            return False
+        if nxt is None or nxt == java_exc:
+            return False
+        java_exc, seen = nxt, seen + 1
+    return False
+
+
+@contextmanager
+def java_errors(action: str) -> Iterator[None]:
+    """Run Spark/Iceberg calls; a Java failure becomes SparkJobError('<action>: <cause>')."""
+    try:
+        yield
+    except IcemaintError:
+        raise
+    except Exception as exc:
+        if type(exc).__module__.startswith(("py4j", "pyspark")):
+            log.error("java call failed", action=action, exc_info=True)
+            raise SparkJobError(f"{action}: {java_error_message(exc)}") from exc
+        raise

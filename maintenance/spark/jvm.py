@@ -1,0 +1,40 @@
+"""Small typed doors into Iceberg's Java API over the Py4J gateway.
+
+Python ints cross the gateway as Integer when small, so records with long fields are
+built from files on disk (their size and metrics read by Java), never field by field.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from maintenance.catalogs import TableRef
+from maintenance.spark.errors import java_errors
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+JavaObject = Any  # a py4j JavaObject; the gateway is untyped
+
+
+def jvm(spark: SparkSession) -> Any:
+    return spark._jvm  # type: ignore[attr-defined]
+
+
+def load_java_table(spark: SparkSession, ref: TableRef) -> JavaObject:
+    """The Iceberg `Table` behind a Spark catalog name, fresh from the catalog."""
+    with java_errors(f"load {ref}"):
+        return jvm(spark).org.apache.iceberg.spark.Spark3Util.loadIcebergTable(spark._jsparkSession, ref.spark_name)  # type: ignore[attr-defined]
+
+
+def int_array(spark: SparkSession, values: list[int]) -> JavaObject:
+    gateway = spark.sparkContext._gateway  # type: ignore[attr-defined]
+    array = gateway.new_array(jvm(spark).int, len(values))
+    for index, value in enumerate(values):
+        array[index] = value
+    return array
+
+
+def java_long(spark: SparkSession, value: int) -> JavaObject:
+    """A java.lang.Long, for API calls whose long parameter would get an Integer."""
+    return jvm(spark).java.lang.Long.valueOf(str(value))

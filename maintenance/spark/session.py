@@ -1,0 +1,162 @@
+"""The one Spark session of a process, configured from icemaint's config.
+
+Every catalog of the config becomes a Spark catalog of the same name, so `local.demo.t`
+means the same table to pyiceberg and to Spark. Spark is started only when a job
+needs it: health and planning never pay for a JVM.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
+
+import structlog
+
+from maintenance.config import CatalogConfig, Config
+from maintenance.errors import ConfigError
+from maintenance.redact import redact_mapping
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = structlog.get_logger(__name__)
+
+SYSTEM_SQLITE_JDBC = "/usr/share/java/sqlite-jdbc.jar"
+_ICEBERG_RUNTIME_GLOB = "iceberg-spark-runtime-3.5_2.12-*.jar"
+_SPARK_CATALOG_TYPES = {"sql": "jdbc", "rest": "rest", "hive": "hive", "glue": "glue"}
+_LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
+
+_lock = threading.Lock()
+_session: SparkSession | None = None
+
+
+def iceberg_runtime_jar() -> str:
+    """The Iceberg 1.10 Spark runtime shipped by the pinned PyPI package."""
+    import snowpark_connect_deps_iceberg
+
+    folder = Path(snowpark_connect_deps_iceberg.__file__).parent / "jars"
+    jars = sorted(glob.glob(str(folder / _ICEBERG_RUNTIME_GLOB)))
+    if not jars:
+        raise ConfigError(f"no {_ICEBERG_RUNTIME_GLOB} under {folder}: reinstall with 'make setup'")
+    return jars[-1]
+
+
+def jdbc_properties(uri: str) -> dict[str, str]:
+    """A SQLAlchemy URL (as pyiceberg's SqlCatalog takes it) as Iceberg's JdbcCatalog wants it."""
+    parts = urlsplit(uri)
+    dialect = parts.scheme.split("+", 1)[0]
+    if dialect == "sqlite":
+        path = unquote(uri.split(":///", 1)[1]) if ":///" in uri else ""
+        if not path.startswith("/"):
+            path = str(Path(path).resolve())
+        return {"uri": f"jdbc:sqlite:{path}"}
+    if dialect in ("postgresql", "mysql", "mariadb"):
+        jdbc_dialect = {"postgresql": "postgresql", "mysql": "mysql", "mariadb": "mariadb"}[dialect]
+        props = {"uri": f"jdbc:{jdbc_dialect}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}{parts.path}"}
+        if parts.username:
+            props["jdbc.user"] = unquote(parts.username)
+        if parts.password:
+            props["jdbc.password"] = unquote(parts.password)
+        return props
+    raise ConfigError(f"sql catalog uri '{parts.scheme}://…' is not supported by Spark's JDBC catalog")
+
+
+def catalog_spark_conf(catalog: CatalogConfig) -> dict[str, str]:
+    prefix = f"spark.sql.catalog.{catalog.name}"
+    conf = {prefix: "org.apache.iceberg.spark.SparkCatalog", f"{prefix}.type": _SPARK_CATALOG_TYPES[catalog.type]}
+    props: dict[str, str] = dict(catalog.properties)
+    if catalog.type == "sql":
+        assert catalog.uri is not None
+        props.update(jdbc_properties(catalog.uri))
+        # The schema with view support; pyiceberg's SqlCatalog reads either form.
+        props.setdefault("jdbc.schema-version", "V1")
+    elif catalog.uri:
+        props["uri"] = catalog.uri
+    if catalog.warehouse:
+        props["warehouse"] = catalog.warehouse
+    props.update(catalog.spark_properties)
+    conf.update({f"{prefix}.{key}": value for key, value in props.items()})
+    return conf
+
+
+def spark_conf(config: Config) -> dict[str, str]:
+    """Every Spark setting icemaint starts its session with (contains secrets: never log raw)."""
+    jars = [iceberg_runtime_jar()]
+    if any(c.type == "sql" and (c.uri or "").startswith("sqlite") for c in config.catalogs.values()):
+        jars.append(SYSTEM_SQLITE_JDBC)
+    jars.extend(config.spark.jars)
+    spark_log = config.home / "logs" / "spark.log"
+    java_options = f"-Dlog4j2.configurationFile={_LOG4J_CONFIG.as_uri()} -Dicemaint.spark.log={spark_log}"
+    conf: dict[str, str] = {
+        "spark.master": config.spark.master,
+        "spark.app.name": "icemaint",
+        "spark.jars": ",".join(jars),
+        "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.shuffle.partitions": "16",
+        "spark.sql.session.timeZone": "UTC",
+    }
+    if config.spark.packages:
+        conf["spark.jars.packages"] = ",".join(config.spark.packages)
+    for catalog in config.catalogs.values():
+        conf.update(catalog_spark_conf(catalog))
+    conf.update(config.spark.conf)
+    if "spark.jars" in config.spark.conf:
+        conf["spark.jars"] = ",".join([*jars, config.spark.conf["spark.jars"]])
+    conf["spark.driver.extraJavaOptions"] = f"{java_options} {config.spark.conf.get('spark.driver.extraJavaOptions', '')}".strip()
+    return conf
+
+
+def get_spark(config: Config) -> SparkSession:
+    """The process's Spark session, started on first use."""
+    global _session
+    with _lock:
+        if _session is not None and _session_alive(_session):
+            return _session
+        _session = _start(config)
+        return _session
+
+
+def spark_running() -> bool:
+    return _session is not None
+
+
+def stop_spark() -> None:
+    """Stop Spark (the daemon does this when idle, to give the memory back)."""
+    global _session
+    with _lock:
+        if _session is not None:
+            _session.stop()
+            _session = None
+
+
+def _session_alive(session: SparkSession) -> bool:
+    try:
+        return not session.sparkContext._jsc.sc().isStopped()  # type: ignore[union-attr]
+    except Exception:
+        return False
+
+
+def _start(config: Config) -> SparkSession:
+    from pyspark.sql import SparkSession
+
+    (config.home / "logs").mkdir(parents=True, exist_ok=True)
+    conf = spark_conf(config)
+    log.info("starting spark", master=config.spark.master, conf=redact_mapping(_catalog_keys(conf)))
+    if config.spark.master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
+        # A local driver binds to loopback instead of guessing a public interface.
+        os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    builder = SparkSession.builder
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    return builder.getOrCreate()
+
+
+def _catalog_keys(conf: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in conf.items() if k.startswith("spark.sql.catalog.")}

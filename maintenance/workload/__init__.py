@@ -1,0 +1,1 @@
+"""Generated workloads: tables written the way streaming CDC sinks write them."""

@@ -1,0 +1,135 @@
+"""Writes a planned CDC batch as Parquet files and commits it as one Iceberg RowDelta.
+
+Files are written by pyarrow (with `PARQUET:field_id` metadata) through the table's own
+FileIO; Java builds the Iceberg records from the files themselves (size, metrics), so no
+long crosses the Py4J gateway as an Integer. Data files, equality deletes and position
+deletes of a batch share one commit, and so one sequence number, as a streaming sink's do.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyiceberg.io import FileIO
+from pyiceberg.io.pyarrow import schema_to_pyarrow
+from pyiceberg.schema import Schema
+
+from maintenance.spark.jvm import JavaObject, int_array, jvm
+from maintenance.workload.model import Batch, Row
+from maintenance.workload.shape import COLUMN_NAMES, TableShape
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+# Reserved field ids of position delete files (Iceberg spec, "Position Delete Files").
+DELETE_FILE_PATH_ID = 2147483546
+DELETE_POS_ID = 2147483545
+POSITION_DELETE_SCHEMA = pa.schema(
+    [
+        pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": str(DELETE_FILE_PATH_ID).encode()}),
+        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": str(DELETE_POS_ID).encode()}),
+    ]
+)
+
+
+@dataclass
+class CommitStats:
+    data_files: int = 0
+    equality_delete_files: int = 0
+    equality_delete_rows: int = 0
+    position_delete_files: int = 0
+    position_delete_rows: int = 0
+
+
+def write_parquet(io: FileIO, path: str, table: pa.Table) -> None:
+    with io.new_output(path).create(overwrite=False) as stream:
+        pq.write_table(table, stream)
+
+
+class BatchWriter:
+    """Commits batches to one table through the Java API; one instance per workload run."""
+
+    def __init__(self, spark: SparkSession, java_table: JavaObject, io: FileIO, schema: Schema, shape: TableShape) -> None:
+        self.spark = spark
+        self.table = java_table
+        self.io = io
+        self.shape = shape
+        self.data_schema = schema_to_pyarrow(schema, include_field_ids=True)
+        key_schema = schema.select(*shape.key_columns)
+        self.key_schema = schema_to_pyarrow(key_schema, include_field_ids=True)
+        self.key_field_ids = [schema.find_field(name).field_id for name in shape.key_columns]
+        self._key_positions = [COLUMN_NAMES.index(name) for name in shape.key_columns]
+        self._iceberg = jvm(spark).org.apache.iceberg
+        self._parquet_format = self._iceberg.FileFormat.PARQUET
+
+    def commit(self, batch: Batch, *, label: str, summary: dict[str, str]) -> CommitStats:
+        stats = CommitStats()
+        delta = self.table.newRowDelta()
+        for path, part in sorted(batch.partitions.items()):
+            data_location: str | None = None
+            if part.rows:
+                data_file = self._data_file(path, self._write(path, label, "data", self._data_table(part.rows)))
+                delta.addRows(data_file)
+                data_location = str(data_file.location())
+                stats.data_files += 1
+            if part.equality_deletes:
+                key_rows = list(dict.fromkeys(part.equality_deletes))
+                location = self._write(path, label, "eq-deletes", self._key_table(key_rows))
+                delta.addDeletes(self._equality_delete_file(path, location))
+                stats.equality_delete_files += 1
+                stats.equality_delete_rows += len(key_rows)
+            if part.position_deletes:
+                # Positions refer to this batch's data file, by the exact path Java registered.
+                assert data_location is not None
+                frame = pa.table({"file_path": [data_location] * len(part.position_deletes), "pos": part.position_deletes}, schema=POSITION_DELETE_SCHEMA)
+                location = self._write(path, label, "pos-deletes", frame)
+                delta.addDeletes(self._position_delete_file(path, location, data_location))
+                stats.position_delete_files += 1
+                stats.position_delete_rows += len(part.position_deletes)
+        for key, value in summary.items():
+            delta.set(key, value)
+        delta.commit()
+        return stats
+
+    # -- files ---------------------------------------------------------------------------
+    def _write(self, partition_path: str, label: str, kind: str, frame: pa.Table) -> str:
+        folder = f"{str(self.table.location()).rstrip('/')}/data" + (f"/{partition_path}" if partition_path else "")
+        location = f"{folder}/{label}-{kind}-{uuid.uuid4().hex[:12]}.parquet"
+        write_parquet(self.io, location, frame)
+        return location
+
+    def _data_table(self, rows: list[Row]) -> pa.Table:
+        columns = list(zip(*rows))
+        return pa.table({name: list(values) for name, values in zip(COLUMN_NAMES, columns)}, schema=self.data_schema)
+
+    def _key_table(self, keys: list[tuple[int, ...]]) -> pa.Table:
+        # Model keys are (region, id) or (id,), in the order of the shape's key columns.
+        columns = list(zip(*keys))
+        return pa.table({name: list(values) for name, values in zip(self.shape.key_columns, columns)}, schema=self.key_schema)
+
+    # -- Java records ------------------------------------------------------------------------
+    def _metrics(self, input_file: JavaObject, for_position_deletes: bool) -> JavaObject:
+        metrics_config = self._iceberg.MetricsConfig
+        config = metrics_config.forPositionDelete(self.table) if for_position_deletes else metrics_config.forTable(self.table)
+        return self._iceberg.parquet.ParquetUtil.fileMetrics(input_file, config)
+
+    def _with_common(self, builder: Any, partition_path: str, location: str, for_position_deletes: bool = False) -> Any:
+        input_file = self.table.io().newInputFile(location)
+        builder = builder.withInputFile(input_file).withFormat(self._parquet_format).withMetrics(self._metrics(input_file, for_position_deletes))
+        return builder.withPartitionPath(partition_path) if partition_path else builder
+
+    def _data_file(self, partition_path: str, location: str) -> JavaObject:
+        return self._with_common(self._iceberg.DataFiles.builder(self.table.spec()), partition_path, location).build()
+
+    def _equality_delete_file(self, partition_path: str, location: str) -> JavaObject:
+        builder = self._iceberg.FileMetadata.deleteFileBuilder(self.table.spec()).ofEqualityDeletes(int_array(self.spark, self.key_field_ids))
+        return self._with_common(builder, partition_path, location).build()
+
+    def _position_delete_file(self, partition_path: str, location: str, data_location: str) -> JavaObject:
+        builder = self._iceberg.FileMetadata.deleteFileBuilder(self.table.spec()).ofPositionDeletes()
+        builder = self._with_common(builder, partition_path, location, for_position_deletes=True)
+        return builder.withReferencedDataFile(data_location).build()
