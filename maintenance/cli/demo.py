@@ -6,13 +6,16 @@ import time
 
 import click
 
-from maintenance.catalogs import table_exists
+from maintenance.catalogs import load_table, table_exists
 from maintenance.cli.inspect import collect_fingerprint, collect_health, print_health
 from maintenance.cli.main import AppContext, pass_app
 from maintenance.cli.output import emit_fields
 from maintenance.cli.workload import generate_cdc
 from maintenance.errors import UsageError
+from maintenance.spark.errors import java_errors
+from maintenance.spark.session import get_spark
 from maintenance.workload.cdc import CdcOptions
+from maintenance.workload.shape import SHAPE_PROPERTY
 
 DEMO_TABLE = "demo.orders"
 
@@ -27,7 +30,11 @@ def register(cli: click.Group) -> None:
         """Generate a CDC table, show its health and verify its content."""
         ref = app.table(table)
         if table_exists(app.config, ref):
-            raise UsageError(f"table '{ref}' exists already; drop it or pass --table")
+            if SHAPE_PROPERTY not in load_table(app.config, ref).properties:
+                raise UsageError(f"table '{ref}' exists and was not made by the demo; pass another --table")
+            click.echo(f"0. dropping the previous demo table {ref}")
+            with java_errors(f"drop {ref}"):
+                get_spark(app.config).sql(f"DROP TABLE {ref.spark_name} PURGE")
         click.echo(f"1. writing {commits} CDC commits ({rows} change events) to {ref} ...")
         started = time.monotonic()
         result = generate_cdc(app, table, CdcOptions(rows=rows, commits=commits, update_ratio=0.1, delete_ratio=0.02))

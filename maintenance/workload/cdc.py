@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 import structlog
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = structlog.get_logger(__name__)
+_UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 @dataclass(frozen=True)
@@ -125,6 +127,10 @@ def _partitioner(table: Table, shape: TableShape):  # type: ignore[no-untyped-de
 
 
 def _existing_rows(spark: SparkSession, ref: TableRef) -> list[Row]:
+    """The table's rows; timestamps cross as epoch micros (PySpark would make them naive local times)."""
+    columns = ", ".join("unix_micros(updated_at) AS updated_at" if name == "updated_at" else name for name in COLUMN_NAMES)
     with java_errors(f"read {ref}"):
         spark.sql(f"REFRESH TABLE {ref.spark_name}")
-        return [tuple(r[name] for name in COLUMN_NAMES) for r in spark.sql(f"SELECT * FROM {ref.spark_name}").collect()]
+        rows = spark.sql(f"SELECT {columns} FROM {ref.spark_name}").collect()
+    ts = COLUMN_NAMES.index("updated_at")
+    return [tuple(_UNIX_EPOCH + timedelta(microseconds=v) if i == ts and v is not None else v for i, v in enumerate(r)) for r in rows]

@@ -1,0 +1,114 @@
+"""The command line as users and scripts see it: JSON fields, one-line errors, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from maintenance.cli.main import main
+
+
+def run_cli(*args: str, home: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The CLI in its own process, as cron or a shell would run it."""
+    full_env = {**os.environ, "ICEMAINT_HOME": str(home), **(env or {})}
+    full_env.pop("ICEMAINT_CONFIG", None)
+    return subprocess.run([sys.executable, "-m", "maintenance", *args], capture_output=True, text=True, env=full_env, timeout=300)
+
+
+def assert_one_line_error(proc: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
+    assert proc.returncode == code, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("icemaint: error: ")
+    for needle in needles:
+        assert needle in lines[0]
+    assert "Traceback" not in proc.stderr and "at org.apache" not in proc.stderr
+
+
+def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """The CLI in this process, sharing the test run's Spark session."""
+    with pytest.raises(SystemExit) as exit_info:
+        main(list(args))
+    out, err = capsys.readouterr()
+    return int(exit_info.value.code or 0), out, err
+
+
+def test_unknown_table_exits_2(tmp_path: Path) -> None:
+    for command in ("health", "verify"):
+        assert_one_line_error(run_cli(command, "demo.missing", home=tmp_path), 2, "unknown table", "local.demo.missing")
+
+
+def test_unknown_catalog_exits_2(tmp_path: Path) -> None:
+    assert_one_line_error(run_cli("health", "nowhere.demo.orders", home=tmp_path), 2, "unknown catalog 'nowhere'")
+
+
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("catalogs: [\n", "broken.yaml:2"),
+        ("catalogs:\n  x:\n    type: oracle\n", "type must be one of"),
+        ("spark:\n  mastr: local\n", "unknown key 'mastr'"),
+        ("catalogs:\n  x:\n    type: rest\n    uri: ${ICEMAINT_TEST_UNSET_VARIABLE}\n", "ICEMAINT_TEST_UNSET_VARIABLE is not set"),
+        ("- just\n- a list\n", "must be a mapping"),
+    ],
+)
+def test_broken_config_exits_2(tmp_path: Path, text: str, needle: str) -> None:
+    config = tmp_path / "broken.yaml"
+    config.write_text(text)
+    assert_one_line_error(run_cli("--config", str(config), "health", "demo.orders", home=tmp_path), 2, needle)
+
+
+def test_missing_config_file_exits_2(tmp_path: Path) -> None:
+    assert_one_line_error(run_cli("--config", str(tmp_path / "nope.yaml"), "health", "a.b", home=tmp_path), 2, "cannot read config")
+
+
+def test_bad_usage_exits_2(tmp_path: Path) -> None:
+    assert_one_line_error(run_cli("workload", "cdc", "demo.t", "--rows", "0", home=tmp_path), 2, "--rows")
+    assert_one_line_error(run_cli("health", home=tmp_path), 2, "TABLE")
+    assert_one_line_error(run_cli("health", "justonepart", home=tmp_path), 2, "namespace.table")
+    assert_one_line_error(run_cli("nosuchcommand", home=tmp_path), 2, "nosuchcommand")
+
+
+def test_unreachable_catalog_keeps_its_secret(tmp_path: Path) -> None:
+    """A failing REST catalog: exit 1, one line, and its credential nowhere in output or logs."""
+    secret = "s3cr3t-Token-Value-123"
+    config = tmp_path / "icemaint.yaml"
+    config.write_text("catalogs:\n  lake:\n    type: rest\n    uri: http://127.0.0.1:9/catalog\n    credential: ${LAKE_CREDENTIAL}\n")
+    proc = run_cli("--config", str(config), "--log-level", "debug", "health", "lake.ns.t", home=tmp_path, env={"LAKE_CREDENTIAL": secret})
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1].startswith("icemaint: error: catalog 'lake' is unavailable")
+    logs = "".join(p.read_text() for p in (tmp_path / "logs").glob("*.log"))
+    assert secret not in proc.stdout + proc.stderr + logs
+
+
+def test_workload_health_verify_as_in_the_issue(home: Path, spark, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = in_process(capsys, "workload", "cdc", "cli.orders", "--rows", "20000", "--commits", "10", "--update-ratio", "0.1", "--delete-ratio", "0.02", "--json")
+    assert code == 0
+    workload = json.loads(out)
+
+    code, out, _ = in_process(capsys, "health", "cli.orders", "--json")
+    health = json.loads(out)
+    assert code == 0
+    assert health["equality_delete_files"] >= 10 and health["position_delete_files"] >= 1
+    expected_fields = {
+        "table", "format_version", "current_snapshot_id", "sequence_number", "data_files", "data_bytes", "data_records",
+        "small_data_files", "position_delete_files", "position_delete_records", "equality_delete_files",
+        "equality_delete_records", "snapshots", "oldest_snapshot_age_s", "metadata_files", "partitions",
+    }
+    assert expected_fields <= set(health)
+    assert health["partitions"] and {"partition", "data_files", "equality_delete_files"} <= set(health["partitions"][0])
+
+    code, out, _ = in_process(capsys, "verify", "cli.orders", "--json")
+    verify = json.loads(out)
+    assert code == 0
+    assert set(verify) == {"table", "snapshot_id", "rows", "fingerprint"}
+    assert verify["rows"] == workload["expected_rows"]
+    assert verify["snapshot_id"] == workload["snapshot_id"] == health["current_snapshot_id"]
+
+    code, _, err = in_process(capsys, "verify", "cli.orders", "--snapshot", "12345")
+    assert code == 2 and "no snapshot 12345" in err
