@@ -54,6 +54,13 @@ class HealthConfig:
 
 
 @dataclass(frozen=True)
+class LeaseConfig:
+    """A job's lease lives ttl_seconds past its last heartbeat (one every ttl/3)."""
+
+    ttl_seconds: float = 120.0
+
+
+@dataclass(frozen=True)
 class Config:
     home: Path
     default_catalog: str
@@ -62,6 +69,7 @@ class Config:
     spark: SparkConfig
     policies_dir: Path
     health: HealthConfig
+    leases: LeaseConfig
     source: str  # the file it came from, or "embedded default"
 
     def catalog(self, name: str) -> CatalogConfig:
@@ -117,7 +125,7 @@ def embedded_default() -> Config:
 
 def parse_config(raw: Mapping[str, Any], *, source: str, base_dir: Path) -> Config:
     raw = _interpolate_env(raw, source)
-    _reject_unknown(raw, {"home", "default_catalog", "catalogs", "state", "spark", "policies", "health"}, source, "top level")
+    _reject_unknown(raw, {"home", "default_catalog", "catalogs", "state", "spark", "policies", "health", "leases"}, source, "top level")
     home = Path(raw["home"]).expanduser() if raw.get("home") else home_from_env()
     if not home.is_absolute():
         home = (base_dir / home).resolve()
@@ -151,6 +159,7 @@ def parse_config(raw: Mapping[str, Any], *, source: str, base_dir: Path) -> Conf
         spark=_parse_spark(raw.get("spark") or {}, source),
         policies_dir=policies,
         health=_parse_health(raw.get("health") or {}, source),
+        leases=_parse_leases(raw.get("leases") or {}, source),
         source=source,
     )
 
@@ -215,6 +224,16 @@ def _parse_health(raw: Any, source: str) -> HealthConfig:
     if not isinstance(value, int) or value <= 0:
         raise ConfigError(f"{source}: health.small_file_bytes must be a positive integer")
     return HealthConfig(small_file_bytes=value)
+
+
+def _parse_leases(raw: Any, source: str) -> LeaseConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: 'leases' must be a mapping")
+    _reject_unknown(raw, {"ttl_seconds"}, source, "leases")
+    value = raw.get("ttl_seconds", LeaseConfig.ttl_seconds)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise ConfigError(f"{source}: leases.ttl_seconds must be a positive number")
+    return LeaseConfig(ttl_seconds=float(value))
 
 
 def _string_list(value: Any, source: str, key: str) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import uuid
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -58,3 +59,61 @@ def cdc_table(spark: object, config: Config) -> CdcFactory:
         return ref, result, model
 
     return make
+
+
+# -- state databases: every lease test runs on SQLite, PostgreSQL and MariaDB, for real ----
+POSTGRES_ADMIN_URL = os.environ.get("ICEMAINT_TEST_POSTGRES", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+MARIADB_ADMIN_URL = os.environ.get("ICEMAINT_TEST_MARIADB", "mysql+pymysql://root@127.0.0.1:3306/test")
+
+
+def _server_database(admin_url: str, name: str) -> Iterator[str]:
+    """A new, empty database on a real server for this test run; dropped afterwards."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f"CREATE DATABASE {name}"))
+    try:
+        yield make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            if admin.dialect.name == "postgresql":
+                conn.execute(text(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+            else:
+                conn.execute(text(f"DROP DATABASE IF EXISTS {name}"))
+        admin.dispose()
+
+
+def new_state_url(kind: str, tmp_path: Path) -> Iterator[str]:
+    name = f"icemaint_{uuid.uuid4().hex[:10]}"
+    if kind == "sqlite":
+        yield f"sqlite:///{tmp_path / (name + '.db')}"
+    elif kind == "postgresql":
+        yield from _server_database(POSTGRES_ADMIN_URL, name)
+    else:
+        yield from _server_database(MARIADB_ADMIN_URL, name)
+
+
+STATE_KINDS = ["sqlite", "postgresql", "mariadb"]
+
+
+@pytest.fixture(params=STATE_KINDS)
+def empty_state_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of an empty state database (no schema yet), of each kind."""
+    yield from new_state_url(request.param, tmp_path)
+
+
+@pytest.fixture(params=STATE_KINDS, scope="module")
+def state(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """A migrated state store of each kind, shared by a module's tests."""
+    from maintenance.state.database import ensure_schema, make_engine
+    from maintenance.state.leases import LeaseStore
+    from maintenance.state.runs import RunStore
+    from maintenance.state.store import StateStore
+
+    for url in new_state_url(request.param, tmp_path_factory.mktemp("state")):
+        engine = make_engine(url)
+        ensure_schema(engine)
+        yield StateStore(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine))
+        engine.dispose()

@@ -56,9 +56,9 @@ def cli(ctx: click.Context, config_path: str | None, log_format: str | None, log
 
 
 def _register_commands() -> None:
-    from maintenance.cli import demo, inspect, workload
+    from maintenance.cli import demo, inspect, state, workload
 
-    for module in (inspect, workload, demo):
+    for module in (inspect, workload, state, demo):
         module.register(cli)
 
 

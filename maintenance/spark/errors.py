@@ -30,8 +30,11 @@ def java_error_message(exc: BaseException) -> str:
             text = str(exc)
     else:
         text = getattr(exc, "desc", None) or str(exc)
-    first = next((line.strip() for line in str(text).splitlines() if line.strip()), type(exc).__name__)
-    return redact_text(first)
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    if any("Return Message: Traceback" in line for line in lines):
+        # An error raised in one of our Python callbacks: its last line says what it was.
+        return redact_text(lines[-1])
+    return redact_text(lines[0] if lines else type(exc).__name__)
 
 
 def is_java_exception(exc: BaseException, java_class_suffix: str) -> bool:

@@ -54,7 +54,9 @@ def jdbc_properties(uri: str) -> dict[str, str]:
         path = unquote(uri.split(":///", 1)[1]) if ":///" in uri else ""
         if not path.startswith("/"):
             path = str(Path(path).resolve())
-        return {"uri": f"jdbc:sqlite:{path}"}
+        # Several processes (CLI, daemons, writers) share the file: in WAL mode readers never
+        # block a writer, and a writer waits for another instead of failing with SQLITE_BUSY.
+        return {"uri": f"jdbc:sqlite:{path}", "jdbc.journal_mode": "WAL", "jdbc.busy_timeout": "30000"}
     if dialect in ("postgresql", "mysql", "mariadb"):
         jdbc_dialect = {"postgresql": "postgresql", "mysql": "mysql", "mariadb": "mariadb"}[dialect]
         props = {"uri": f"jdbc:{jdbc_dialect}://{parts.hostname}{':' + str(parts.port) if parts.port else ''}{parts.path}"}
@@ -73,8 +75,13 @@ def catalog_spark_conf(catalog: CatalogConfig) -> dict[str, str]:
     if catalog.type == "sql":
         assert catalog.uri is not None
         props.update(jdbc_properties(catalog.uri))
-        # The schema with view support; pyiceberg's SqlCatalog reads either form.
+        # The schema with view support, as pyiceberg's SqlCatalog creates it.
         props.setdefault("jdbc.schema-version", "V1")
+        # pyiceberg creates the catalog tables before Spark starts (see _start). Iceberg 1.10's
+        # own creation check leaks a ResultSet (apache/iceberg #15462), which on SQLite pins
+        # an old read snapshot on a pooled connection: every later commit from this process
+        # then fails with SQLITE_BUSY_SNAPSHOT once another process has committed.
+        props.setdefault("jdbc.init-catalog-tables", "false")
     elif catalog.uri:
         props["uri"] = catalog.uri
     if catalog.warehouse:
@@ -146,7 +153,12 @@ def _session_alive(session: SparkSession) -> bool:
 def _start(config: Config) -> SparkSession:
     from pyspark.sql import SparkSession
 
+    from maintenance.catalogs import get_catalog
+
     (config.home / "logs").mkdir(parents=True, exist_ok=True)
+    for catalog in config.catalogs.values():
+        if catalog.type == "sql":
+            get_catalog(config, catalog.name)  # creates the catalog's tables if missing
     conf = spark_conf(config)
     log.info("starting spark", master=config.spark.master, conf=redact_mapping(_catalog_keys(conf)))
     if config.spark.master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:

@@ -1,0 +1,97 @@
+"""`icemaint db upgrade`, `icemaint leases [release TABLE --force]`, `icemaint runs`."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import click
+
+from maintenance.cli.main import AppContext, pass_app
+from maintenance.cli.output import emit_json, emit_rows
+from maintenance.errors import UsageError
+from maintenance.state.database import head_revision, make_engine, upgrade
+from maintenance.state.leases import LeaseState
+from maintenance.state.runs import RunRecord
+from maintenance.state.store import open_state
+
+
+def iso_ms(value: int | None) -> str | None:
+    return None if value is None else datetime.fromtimestamp(value / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+
+
+def lease_json(lease: LeaseState) -> dict[str, Any]:
+    return {
+        "table": lease.table,
+        "holder": lease.holder if lease.held else None,
+        "epoch": lease.epoch,
+        "held": lease.held,
+        "acquired_at": iso_ms(lease.acquired_at_ms),
+        "heartbeat_at": iso_ms(lease.heartbeat_at_ms),
+        "expires_at": iso_ms(lease.expires_at_ms) if lease.held else None,
+        "expires_in_s": round((lease.expires_at_ms - lease.now_ms) / 1000, 3) if lease.held else None,
+    }
+
+
+def run_json(run: RunRecord) -> dict[str, Any]:
+    out = run.to_json()
+    out["started_at"] = iso_ms(out.pop("started_at_ms"))
+    out["ended_at"] = iso_ms(out.pop("ended_at_ms"))
+    return out
+
+
+def register(cli: click.Group) -> None:
+    @cli.group()
+    def db() -> None:
+        """The state database."""
+
+    @db.command("upgrade")
+    @pass_app
+    def db_upgrade(app: AppContext) -> None:
+        """Apply migrations to the state database (a no-op when up to date)."""
+        revision = upgrade(make_engine(app.config.state_url))
+        click.echo(f"state database at revision {revision} (head {head_revision()})")
+
+    @cli.group(invoke_without_command=True)
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @click.pass_context
+    def leases(ctx: click.Context, as_json: bool) -> None:
+        """Show table leases."""
+        if ctx.invoked_subcommand is not None:
+            return
+        app: AppContext = ctx.find_object(AppContext)
+        rows = [lease_json(lease) for lease in open_state(app.config).leases.list()]
+        if as_json:
+            emit_json(rows)
+        elif rows:
+            emit_rows(rows, ["table", "held", "holder", "epoch", "expires_in_s", "heartbeat_at"])
+        else:
+            click.echo("no leases")
+
+    @leases.command("release")
+    @click.argument("table")
+    @click.option("--force", is_flag=True, help="Required: this takes the lease from whoever holds it.")
+    @pass_app
+    def leases_release(app: AppContext, table: str, force: bool) -> None:
+        """An operator's forced release: frees the lease and bumps its epoch (fences the holder)."""
+        if not force:
+            raise UsageError("releasing another holder's lease needs --force")
+        name = str(app.table(table))
+        epoch = open_state(app.config).leases.force_release(name)
+        click.echo(f"released {name}; epoch is now {epoch}")
+
+    @cli.command()
+    @click.option("--table", "table", default=None, help="Only this table.")
+    @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    def runs(app: AppContext, table: str | None, limit: int, as_json: bool) -> None:
+        """Run history, newest first."""
+        name = str(app.table(table)) if table else None
+        records = [run_json(r) for r in open_state(app.config).runs.list(table=name, limit=limit)]
+        if as_json:
+            emit_json(records)
+        elif records:
+            emit_rows(records, ["started_at", "table", "job", "status", "snapshot_id", "run_id", "error"])
+        else:
+            click.echo("no runs")

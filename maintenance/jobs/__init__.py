@@ -1,0 +1,1 @@
+"""Maintenance jobs and the runner that gives each one a lease, a fence and a run record."""

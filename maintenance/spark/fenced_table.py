@@ -1,0 +1,187 @@
+"""An Iceberg table whose every commit attempt passes the fence.
+
+`FencedOperations` implements Iceberg's `TableOperations` in Python (a Py4J callback
+proxy) around the catalog's own operations. Iceberg calls `commit(base, new)` once per
+attempt, including every retry after a failed compare-and-swap, so the fence sees each
+attempt with the exact metadata it builds on. A refused attempt raises a non-retryable
+error: Iceberg gives up and nothing lands. Spark actions given this table commit through
+it too.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import structlog
+
+from maintenance.fencing import EPOCH_PROPERTY, SUMMARY_EPOCH, SUMMARY_JOB, SUMMARY_RUN_ID, Fence, FencedError, parse_epoch
+from maintenance.spark.errors import java_errors
+from maintenance.spark.jvm import JavaObject, jvm
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = structlog.get_logger(__name__)
+DELETE_BATCH = 1000
+_MIN_JAVA_LONG_FROM_PY4J = 2**31  # smaller Python ints cross the gateway as Integer
+
+
+class FencedOperations:
+    """Python implementation of org.apache.iceberg.TableOperations; delegates but for commit."""
+
+    class Java:
+        implements = ["org.apache.iceberg.TableOperations"]
+
+    def __init__(self, real: JavaObject, fence: Fence) -> None:
+        self.real = real
+        self.fence = fence
+        self.refusals: list[str] = []
+
+    def commit(self, base: JavaObject, metadata: JavaObject) -> None:
+        try:
+            self.fence.before_commit(
+                parse_epoch(base.properties().get(EPOCH_PROPERTY)) if base is not None else None,
+                parse_epoch(metadata.properties().get(EPOCH_PROPERTY)),
+                _new_snapshot_summary(base, metadata),
+            )
+        except FencedError as exc:
+            self.refusals.append(str(exc))
+            raise
+        self.real.commit(base, metadata)
+
+    def current(self) -> JavaObject:
+        return self.real.current()
+
+    def refresh(self) -> JavaObject:
+        return self.real.refresh()
+
+    def io(self) -> JavaObject:
+        return self.real.io()
+
+    def encryption(self) -> JavaObject:
+        return self.real.encryption()
+
+    def metadataFileLocation(self, file_name: str) -> str:  # noqa: N802 (Java's name)
+        return self.real.metadataFileLocation(file_name)
+
+    def locationProvider(self) -> JavaObject:  # noqa: N802
+        return self.real.locationProvider()
+
+    def temp(self, uncommitted: JavaObject) -> JavaObject:
+        return self.real.temp(uncommitted)
+
+    def newSnapshotId(self) -> int:  # noqa: N802
+        # Drawn here so the value crosses as a Java long (63 random bits, never below 2^31).
+        while True:
+            value = secrets.randbits(63)
+            if value >= _MIN_JAVA_LONG_FROM_PY4J:
+                return value
+
+    def requireStrictCleanup(self) -> bool:  # noqa: N802
+        return bool(self.real.requireStrictCleanup())
+
+    def toString(self) -> str:  # noqa: N802
+        return f"FencedOperations({self.real.toString()})"
+
+
+def _new_snapshot_summary(base: JavaObject, metadata: JavaObject) -> dict[str, str] | None:
+    """The icemaint keys of the snapshot this commit makes current, if it makes one."""
+    new = metadata.currentSnapshot()
+    if new is None:
+        return None
+    old = base.currentSnapshot() if base is not None else None
+    if old is not None and old.snapshotId() == new.snapshotId():
+        return None
+    summary = new.summary()
+    return {key: summary.get(key) for key in (SUMMARY_JOB, SUMMARY_RUN_ID, SUMMARY_EPOCH)}
+
+
+class FencedTable:
+    """A job's handle on one table: the Java table that commits through the fence."""
+
+    def __init__(self, spark: SparkSession, real_table: JavaObject, fence: Fence) -> None:
+        from pyspark.java_gateway import ensure_callback_server_started
+
+        gateway = spark.sparkContext._gateway  # type: ignore[attr-defined]
+        ensure_callback_server_started(gateway)
+        # A Java exception raised by the real commit inside our callback must reach Iceberg
+        # as itself: CommitFailedException is retried, CommitStateUnknownException is not
+        # cleaned up. Our own refusals stay Python errors, which Iceberg never retries.
+        gateway.python_parameters.propagate_java_exceptions = True
+        self.spark = spark
+        self.fence = fence
+        self.ops = FencedOperations(real_table.operations(), fence)
+        self.java = jvm(spark).org.apache.iceberg.BaseTable(self.ops, real_table.name())
+        self._claimed = False
+
+    def claim(self) -> None:
+        """Write our epoch into the table before the first effect (once per job)."""
+        if self._claimed:
+            return
+        self.fence.assert_held("claim")
+        with self.commit_errors("claim table"):
+            self.java.refresh()
+            current = parse_epoch(self.java.properties().get(EPOCH_PROPERTY))
+            if current is not None and current > self.fence.epoch:
+                self.fence.advance_past(current)  # fenced unless we still hold the lease
+            if current != self.fence.epoch:
+                self.java.updateProperties().set(EPOCH_PROPERTY, str(self.fence.epoch)).commit()
+        self._claimed = True
+
+    def stamp(self, operation: JavaObject) -> JavaObject:
+        """Put icemaint's keys into a snapshot-producing operation's summary."""
+        for key, value in self.fence.summary().items():
+            operation = operation.set(key, value)
+        return operation
+
+    def commit(self, operation: JavaObject, what: str) -> int:
+        """Claim, stamp and commit an operation through the fence; returns the new snapshot id."""
+        self.claim()
+        with self.commit_errors(what):
+            self.stamp(operation).commit()
+            return int(self.java.currentSnapshot().snapshotId())
+
+    def delete_files(self, paths: Iterable[str], batch_size: int = DELETE_BATCH) -> int:
+        """Delete files in bounded batches, each behind the fence. Returns how many were deleted."""
+        self.claim()
+        io = self.java.io()
+        deleted = 0
+        for batch in _chunks(paths, batch_size):
+            with self.commit_errors("delete files"):
+                self.java.refresh()
+                self.fence.before_delete(parse_epoch(self.java.properties().get(EPOCH_PROPERTY)), len(batch))
+                for path in batch:
+                    io.deleteFile(path)
+            deleted += len(batch)
+        return deleted
+
+    @contextmanager
+    def commit_errors(self, action: str) -> Iterator[None]:
+        """Java errors as one line; a fence refusal inside a callback surfaces as FencedError."""
+        refusals_before = len(self.ops.refusals)
+        try:
+            with java_errors(action):
+                yield
+        except FencedError:
+            raise
+        except Exception as exc:
+            refusals = self.ops.refusals[refusals_before:]
+            if refusals:
+                raise FencedError(refusals[-1]) from exc
+            if self.fence.keeper.lost.is_set():
+                raise FencedError(f"{action} refused: lease lost ({self.fence.keeper.lost_reason})") from exc
+            raise
+
+
+def _chunks(items: Iterable[str], size: int) -> Iterator[list[str]]:
+    batch: list[str] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

@@ -1,0 +1,1 @@
+"""icemaint's own state: table leases with fencing epochs, and the run history."""

@@ -1,0 +1,50 @@
+"""The state database's tables. Alembic migrations (in `migrations/`) create and change them.
+
+Times are epoch milliseconds taken from the database's own clock, never the caller's, so
+hosts with skewed clocks still agree on when a lease expires.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import BigInteger, Index, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class LeaseRow(Base):
+    """One row per table ever leased; a free lease has no holder."""
+
+    __tablename__ = "icemaint_leases"
+
+    table_name: Mapped[str] = mapped_column(String(512), primary_key=True)
+    holder_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    # The fencing token: strictly increases on every change of holder (and forced release).
+    epoch: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    # Unique per acquisition, so the winner can read back its epoch without RETURNING.
+    acquire_token: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    acquired_at_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    expires_at_ms: Mapped[int] = mapped_column(BigInteger, nullable=False, default=0)
+    heartbeat_at_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class RunRow(Base):
+    """One maintenance job run on one table, from start to end."""
+
+    __tablename__ = "icemaint_runs"
+
+    run_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    table_name: Mapped[str] = mapped_column(String(512), nullable=False)
+    job: Mapped[str] = mapped_column(String(32), nullable=False)
+    status: Mapped[str] = mapped_column(String(16), nullable=False)
+    holder_id: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    lease_epoch: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    started_at_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    ended_at_ms: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    snapshot_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    counters: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON object
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    __table_args__ = (Index("ix_icemaint_runs_table_started", "table_name", "started_at_ms"),)

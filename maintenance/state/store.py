@@ -1,0 +1,32 @@
+"""One handle on the state database for a process: leases and run history, schema upgraded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+
+from sqlalchemy import Engine
+
+from maintenance.config import Config
+from maintenance.state.database import ensure_schema, make_engine
+from maintenance.state.leases import LeaseStore
+from maintenance.state.runs import RunStore
+
+
+@dataclass(frozen=True)
+class StateStore:
+    engine: Engine
+    leases: LeaseStore
+    runs: RunStore
+
+
+@lru_cache(maxsize=None)
+def _open(url: str) -> StateStore:
+    engine = make_engine(url)
+    ensure_schema(engine)
+    return StateStore(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine))
+
+
+def open_state(config: Config) -> StateStore:
+    """The state database of the config, migrated to the newest schema on first use."""
+    return _open(config.state_url)

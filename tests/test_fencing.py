@@ -1,0 +1,177 @@
+"""Fencing end to end: a holder that lost its lease commits nothing and deletes nothing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from maintenance.catalogs import TableRef
+from maintenance.config import Config, parse_config
+from maintenance.fencing import EPOCH_PROPERTY, Fence, FencedError, LeaseKeeper
+from maintenance.fingerprint import content_fingerprint
+from maintenance.jobs.context import JobContext
+from maintenance.jobs.result import COMMITTED, FENCED, JobOutcome
+from maintenance.jobs.runner import run_job
+from maintenance.spark.jvm import load_java_table
+from maintenance.state.store import StateStore
+from tests.conftest import CdcFactory, new_state_url
+from tests.fencing_jobs import append_marker_row
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def config_for(home: Path, state_url: str, ttl: float, tmp_path: Path) -> tuple[Config, Path]:
+    raw = {"home": str(home), "state": {"url": state_url}, "leases": {"ttl_seconds": ttl}}
+    path = tmp_path / "icemaint.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return parse_config(raw, source=str(path), base_dir=tmp_path), path
+
+
+def snapshot_summaries(spark, ref: TableRef) -> list[dict]:  # type: ignore[no-untyped-def]
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    rows = spark.sql(f"SELECT snapshot_id, committed_at, summary FROM {ref.spark_name}.snapshots ORDER BY committed_at, snapshot_id").collect()
+    return [dict(r.summary, snapshot_id=r.snapshot_id) for r in rows]
+
+
+def read_line(proc: subprocess.Popen[str], prefix: str, timeout: float) -> str:
+    deadline, seen = time.time() + timeout, []
+    while time.time() < deadline:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        if line.startswith(prefix):
+            return line.strip()
+        seen.append(line)
+        if not line and proc.poll() is not None:
+            break
+    raise AssertionError(f"worker never printed {prefix}; stdout: {''.join(seen)[-2000:]}")
+
+
+@pytest.mark.parametrize("state_kind", ["sqlite", "postgresql", "mariadb"])
+def test_paused_holder_is_fenced_after_takeover(spark, home: Path, tmp_path: Path, cdc_table: CdcFactory, state_kind: str) -> None:
+    ref, _, _ = cdc_table(rows=400, commits=2)
+    for state_url in new_state_url(state_kind, tmp_path):
+        config, config_path = config_for(home, state_url, ttl=3.0, tmp_path=tmp_path)
+        flag = tmp_path / "resume"
+        holder_a = subprocess.Popen(
+            [sys.executable, "-m", "tests.fencing_worker", str(config_path), str(ref), str(flag)],
+            cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, "ICEMAINT_HOME": str(home)},
+        )
+        try:
+            ready = read_line(holder_a, "READY", timeout=180).split()
+            a_run_id, scratch = ready[1], ready[2:]
+            os.kill(holder_a.pid, signal.SIGSTOP)
+            time.sleep(4.5)  # past A's 3 s lease
+
+            def holder_b(ctx: JobContext) -> JobOutcome:
+                return JobOutcome(COMMITTED, snapshot_id=append_marker_row(ctx, row_id=20_000_001))
+
+            b = run_job(config, ref, "fencing-test", holder_b, holder="holder-B")
+            assert b.status == COMMITTED, b.error
+            after_b = content_fingerprint(spark, ref)
+
+            flag.touch()
+            os.kill(holder_a.pid, signal.SIGCONT)
+            refused = read_line(holder_a, "REFUSED", timeout=120)
+            status = read_line(holder_a, "STATUS", timeout=60)
+            assert holder_a.wait(timeout=60) == 0
+        finally:
+            if holder_a.poll() is None:
+                os.kill(holder_a.pid, signal.SIGCONT)
+                holder_a.kill()
+
+        assert refused == "REFUSED delete,commit"
+        assert status == f"STATUS {FENCED}"
+        summaries = snapshot_summaries(spark, ref)
+        a_commits = [s for s in summaries if s.get("icemaint.run-id") == a_run_id]
+        b_commits = [s for s in summaries if s.get("icemaint.run-id") == b.run_id]
+        assert len(a_commits) == 1 and len(b_commits) == 1  # A's one commit before the pause, none after
+        assert summaries.index(a_commits[0]) < summaries.index(b_commits[0])
+        assert b_commits[0]["icemaint.job"] == "fencing-test"
+        assert int(b_commits[0]["icemaint.lease-epoch"]) > int(a_commits[0]["icemaint.lease-epoch"])
+        assert all(Path(p.replace("file:", "", 1)).exists() for p in scratch)  # nothing deleted
+        assert content_fingerprint(spark, ref).same_content(after_b)
+        from maintenance.state.store import open_state
+
+        a_run = open_state(config).runs.get(a_run_id)
+        assert a_run is not None and a_run.status == FENCED
+
+
+class _CheckedBeforeThePause(Fence):
+    """A's database check passed an instant before A was paused; the pause comes right after."""
+
+    def assert_held(self, action: str) -> None:
+        return None
+
+
+def test_a_commit_past_the_database_check_is_refused_by_the_table_token(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
+    """Even past the database check, the metadata Iceberg retries on carries B's higher epoch."""
+    ref, _, _ = cdc_table(rows=300, commits=2)
+    from maintenance.state.store import open_state
+
+    state: StateStore = open_state(config)
+    lease_a = state.leases.acquire(str(ref), "A", ttl_s=0.5)
+    assert lease_a is not None
+    keeper_a = LeaseKeeper(state.leases, lease_a, ttl_s=0.5)  # never started: A is "paused"
+    context_a = JobContext(config=config, ref=ref, job="fencing-test", run_id="run-A", fence=_CheckedBeforeThePause(state.leases, keeper_a, job="fencing-test", run_id="run-A"))
+    context_a.table.claim()
+    append_marker_row(context_a, row_id=30_000_001)
+    stale_op = context_a.table.stamp(context_a.table.java.newAppend())  # based on A's cached metadata
+
+    time.sleep(0.7)  # A's lease expires; B takes over and commits
+    b = run_job(config, ref, "fencing-test", lambda ctx: JobOutcome(COMMITTED, append_marker_row(ctx, 30_000_002)), holder="B")
+    assert b.status == COMMITTED
+
+    before = content_fingerprint(spark, ref)
+    with pytest.raises(FencedError, match="newer lease"):
+        with context_a.table.commit_errors("stale append"):
+            stale_op.commit()
+    assert content_fingerprint(spark, ref).same_content(before)
+    assert int(load_java_table(spark, ref).properties().get(EPOCH_PROPERTY)) > lease_a.epoch
+
+
+def test_commit_without_the_run_summary_is_refused(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=200, commits=1)
+
+    def unstamped(ctx: JobContext) -> JobOutcome:
+        ctx.table.claim()
+        with ctx.table.commit_errors("unstamped"):
+            ctx.table.java.newAppend().set("other", "x").commit()
+        return JobOutcome(COMMITTED)
+
+    result = run_job(config, ref, "fencing-test", unstamped)
+    assert result.status == FENCED and "summary" in (result.error or "")
+
+
+def test_heartbeat_keeps_a_long_job_and_a_lost_lease_cancels_spark(spark, home: Path, tmp_path: Path, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=200, commits=1)
+    for state_url in new_state_url("sqlite", tmp_path):
+        config, _ = config_for(home, state_url, ttl=1.0, tmp_path=tmp_path)
+
+        def outlives_its_ttl(ctx: JobContext) -> JobOutcome:
+            time.sleep(3.5)  # 3.5 TTLs: only heartbeats keep the lease
+            return JobOutcome(COMMITTED, snapshot_id=append_marker_row(ctx, 40_000_001))
+
+        assert run_job(config, ref, "fencing-test", outlives_its_ttl).status == COMMITTED
+
+        from maintenance.state.store import open_state
+
+        state = open_state(config)
+
+        def long_spark_job(ctx: JobContext) -> JobOutcome:
+            import threading
+
+            threading.Timer(2.0, lambda: state.leases.force_release(str(ref))).start()
+            ctx.spark.range(0, 1000, numPartitions=2).foreach(lambda _: time.sleep(0.1))  # ~50 s unless cancelled
+            return JobOutcome(COMMITTED)
+
+        started = time.monotonic()
+        result = run_job(config, ref, "fencing-test", long_spark_job)
+        assert result.status == FENCED, result.error
+        assert time.monotonic() - started < 30

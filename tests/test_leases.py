@@ -1,0 +1,164 @@
+"""Leases on SQLite, PostgreSQL and MariaDB: exclusive, expiring by database time, owner-bound."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+import uuid
+
+import pytest
+from sqlalchemy import inspect, text
+
+from maintenance.state.database import head_revision, make_engine, upgrade
+from maintenance.state.store import StateStore
+from tests import lease_workers
+
+SPAWN = multiprocessing.get_context("spawn")
+
+
+def drain(queue) -> list:  # type: ignore[no-untyped-def]
+    """Everything the (finished) workers put on the queue."""
+    items = []
+    while True:
+        try:
+            items.append(queue.get(timeout=1))
+        except Exception:
+            return items
+
+
+def table() -> str:
+    return f"cat.ns.t_{uuid.uuid4().hex[:8]}"
+
+
+# -- migrations ------------------------------------------------------------------------
+def test_migration_from_empty_database_and_upgrade_twice(empty_state_url: str) -> None:
+    engine = make_engine(empty_state_url)
+    assert not inspect(engine).get_table_names()
+
+    assert upgrade(engine) == head_revision()
+    tables = set(inspect(engine).get_table_names())
+    assert {"icemaint_leases", "icemaint_runs", "alembic_version"} <= tables
+    assert upgrade(engine) == head_revision()  # a no-op
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 1
+    engine.dispose()
+
+
+def test_two_processes_upgrading_at_once_both_succeed(empty_state_url: str) -> None:
+    results = SPAWN.Queue()
+    workers = [SPAWN.Process(target=lease_workers.upgrade_database, args=(empty_state_url, results)) for _ in range(2)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(120)
+    outcomes = [results.get(timeout=5) for _ in workers]
+    assert outcomes == [("ok", head_revision())] * 2
+    assert all(w.exitcode == 0 for w in workers)
+
+
+# -- the lease protocol ----------------------------------------------------------------------
+def test_sixteen_workers_race_exactly_one_wins_each_round(state: StateStore) -> None:
+    url = state.engine.url.render_as_string(hide_password=False)
+    state.leases.forget("cat.ns.raced")
+    rounds, workers = 12, 16
+    barrier, results = SPAWN.Barrier(workers), SPAWN.Queue()
+    procs = [SPAWN.Process(target=lease_workers.race_rounds, args=(url, w, rounds, barrier, results)) for w in range(workers)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(240)
+    assert all(p.exitcode == 0 for p in procs)
+    wins = sorted(drain(results))
+    assert [w[0] for w in wins] == list(range(rounds))  # exactly one winner per round
+    epochs = [w[2] for w in wins]
+    assert epochs == sorted(epochs) and len(set(epochs)) == rounds  # strictly increasing
+
+
+def test_contending_holders_never_overlap(state: StateStore) -> None:
+    url = state.engine.url.render_as_string(hide_password=False)
+    state.leases.forget("cat.ns.contended")
+    results = SPAWN.Queue()
+    procs = [SPAWN.Process(target=lease_workers.contend, args=(url, w, 4.0, results)) for w in range(8)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert all(p.exitcode == 0 for p in procs)
+    intervals = sorted(drain(results))
+    assert len(intervals) >= 20
+    assert len({i[3] for i in intervals}) >= 2  # several workers won
+    for (start_a, end_a, epoch_a, _), (start_b, _, epoch_b, _) in zip(intervals, intervals[1:]):
+        assert end_a <= start_b, "two holders at once"
+        assert epoch_b > epoch_a, "epochs must strictly increase in holding order"
+
+
+def test_expiry_is_judged_by_the_database_clock(state: StateStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    name = table()
+    first = state.leases.acquire(name, "a", ttl_s=0.6)
+    assert first is not None
+    # The caller's clock jumping ahead does not expire a lease: only the database's counts.
+    real_time = time.time
+    monkeypatch.setattr(time, "time", lambda: real_time() + 3600)
+    assert state.leases.acquire(name, "b", ttl_s=5) is None
+    monkeypatch.undo()
+
+    time.sleep(0.8)
+    assert state.leases.renew(first, ttl_s=5) is None  # renewal after expiry fails
+    second = state.leases.acquire(name, "b", ttl_s=5)
+    assert second is not None and second.epoch == first.epoch + 1
+    assert not state.leases.is_held(first)
+    assert state.leases.is_held(second)
+
+
+def test_renew_only_by_the_holder_with_its_epoch(state: StateStore) -> None:
+    name = table()
+    lease = state.leases.acquire(name, "a", ttl_s=2)
+    assert lease is not None
+    renewed = state.leases.renew(lease, ttl_s=10)
+    assert renewed is not None and renewed.expires_at_ms > lease.expires_at_ms
+    from maintenance.state.leases import Lease
+
+    assert state.leases.renew(Lease(name, "b", lease.epoch, 0), ttl_s=10) is None
+    assert state.leases.renew(Lease(name, "a", lease.epoch - 1, 0), ttl_s=10) is None
+
+
+def test_release_is_owner_bound(state: StateStore) -> None:
+    from maintenance.state.leases import Lease
+
+    name = table()
+    lease = state.leases.acquire(name, "a", ttl_s=30)
+    assert lease is not None
+    assert not state.leases.release(Lease(name, "intruder", lease.epoch, 0))
+    assert not state.leases.release(Lease(name, "a", lease.epoch + 1, 0))
+    assert state.leases.is_held(lease)
+    assert state.leases.release(lease)
+    assert not state.leases.is_held(lease)
+    again = state.leases.acquire(name, "b", ttl_s=30)
+    assert again is not None and again.epoch == lease.epoch + 1
+
+
+def test_forced_release_frees_and_bumps_the_epoch(state: StateStore) -> None:
+    name = table()
+    lease = state.leases.acquire(name, "a", ttl_s=300)
+    assert lease is not None
+    epoch = state.leases.force_release(name)
+    assert epoch == lease.epoch + 1
+    assert not state.leases.is_held(lease)
+    assert state.leases.renew(lease, ttl_s=300) is None  # the old holder is fenced
+    after = state.leases.acquire(name, "b", ttl_s=300)
+    assert after is not None and after.epoch == epoch + 1
+    listed = state.leases.get(name)
+    assert listed is not None and listed.held and listed.holder == "b"
+
+
+def test_run_history_round_trip(state: StateStore) -> None:
+    run_id = str(uuid.uuid4())
+    name = table()
+    state.runs.start(run_id, name, "convert", holder_id="h", lease_epoch=3)
+    assert state.runs.get(run_id).status == "running"
+    state.runs.finish(run_id, "committed", snapshot_id=2**62 + 5, counters={"equality_delete_files_removed": 4})
+    record = state.runs.get(run_id)
+    assert record.status == "committed" and record.snapshot_id == 2**62 + 5
+    assert record.counters == {"equality_delete_files_removed": 4}
+    assert record.ended_at_ms >= record.started_at_ms
+    assert [r.run_id for r in state.runs.list(table=name)] == [run_id]
