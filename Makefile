@@ -5,7 +5,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: setup system test demo clean
+.PHONY: setup system test demo bench clean
 
 setup: system $(STAMP)
 
@@ -23,6 +23,9 @@ test: setup
 
 demo: setup
 	$(VENV)/bin/icemaint demo
+
+bench: setup
+	$(VENV)/bin/python benchmarks/lease_throughput.py
 
 clean:
 	rm -rf $(VENV) .icemaint .pytest_cache .hypothesis

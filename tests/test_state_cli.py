@@ -1,0 +1,54 @@
+"""`icemaint db upgrade`, `leases`, `leases release --force` and `runs` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from maintenance.state.database import make_engine
+from maintenance.state.leases import LeaseStore
+from maintenance.state.runs import RunStore
+from tests.test_cli import assert_one_line_error, run_cli
+
+
+def test_db_upgrade_is_idempotent(tmp_path: Path) -> None:
+    for _ in range(2):
+        proc = run_cli("db", "upgrade", home=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert "revision 0001" in proc.stdout
+    assert (tmp_path / "state.db").exists()
+
+
+def test_leases_listing_and_forced_release(tmp_path: Path) -> None:
+    assert run_cli("leases", home=tmp_path).stdout.strip() == "no leases"
+    store = LeaseStore(make_engine(f"sqlite:///{tmp_path / 'state.db'}"))
+    lease = store.acquire("local.demo.orders", "daemon-1", ttl_s=600)
+    assert lease is not None
+
+    listed = json.loads(run_cli("leases", "--json", home=tmp_path).stdout)
+    assert listed == [
+        {**listed[0], "table": "local.demo.orders", "holder": "daemon-1", "epoch": lease.epoch, "held": True}
+    ]
+    assert 590 < listed[0]["expires_in_s"] <= 600
+
+    assert_one_line_error(run_cli("leases", "release", "demo.orders", home=tmp_path), 2, "--force")
+    released = run_cli("leases", "release", "demo.orders", "--force", home=tmp_path)
+    assert released.returncode == 0 and f"epoch is now {lease.epoch + 1}" in released.stdout
+    after = json.loads(run_cli("leases", "--json", home=tmp_path).stdout)[0]
+    assert after["held"] is False and after["holder"] is None and after["epoch"] == lease.epoch + 1
+    assert not store.is_held(lease)
+
+
+def test_runs_history(tmp_path: Path) -> None:
+    assert run_cli("db", "upgrade", home=tmp_path).returncode == 0
+    runs = RunStore(make_engine(f"sqlite:///{tmp_path / 'state.db'}"))
+    runs.start("run-1", "local.demo.orders", "convert", holder_id="h", lease_epoch=1)
+    runs.finish("run-1", "committed", snapshot_id=42, counters={"equality_delete_files_removed": 3})
+    runs.start("run-2", "local.demo.other", "merge", holder_id="h", lease_epoch=1)
+    runs.finish("run-2", "fenced", error="lease lost")
+
+    mine = json.loads(run_cli("runs", "--table", "demo.orders", "--json", home=tmp_path).stdout)
+    assert [(r["run_id"], r["status"], r["snapshot_id"]) for r in mine] == [("run-1", "committed", 42)]
+    assert mine[0]["counters"] == {"equality_delete_files_removed": 3} and mine[0]["ended_at"]
+    everything = run_cli("runs", home=tmp_path)
+    assert everything.returncode == 0 and "fenced" in everything.stdout and "run-2" in everything.stdout
