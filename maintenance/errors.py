@@ -43,3 +43,7 @@ class CatalogUnavailableError(IcemaintError):
 
 class SparkJobError(IcemaintError):
     """A Spark or Iceberg Java call failed; the message is the root cause, one line."""
+
+
+class ConflictError(IcemaintError):
+    """A concurrent commit changed what a job planned on; nothing landed and it can be replanned."""

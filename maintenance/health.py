@@ -7,15 +7,13 @@ can look at hundreds of tables in seconds. Counters match CONTRACT.md's `health`
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from pyiceberg.manifest import DataFile, DataFileContent, ManifestFile
+from pyiceberg.manifest import DataFile, DataFileContent
 from pyiceberg.table import Table
 
-_MANIFEST_READERS = 8
+from maintenance.manifests import live_entries
 
 
 @dataclass
@@ -96,7 +94,8 @@ def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float
     by_partition: dict[tuple[int, str], PartitionHealth] = {}
     specs = table.specs()
     schema = table.schema()
-    for data_file in live_files(table, snapshot.manifests(table.io)):
+    for entry in live_entries(table, snapshot.manifests(table.io)):
+        data_file = entry.data_file
         health.add(data_file, small_file_bytes)
         spec = specs[data_file.spec_id]
         path = spec.partition_to_path(data_file.partition, schema) if spec.fields else ""
@@ -106,12 +105,3 @@ def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float
         by_partition[key].add(data_file, small_file_bytes)
     health.partitions = [by_partition[k] for k in sorted(by_partition)]
     return health
-
-
-def live_files(table: Table, manifests: Iterable[ManifestFile]) -> Iterable[DataFile]:
-    """Every live data and delete file of the given manifests (read concurrently)."""
-    manifests = list(manifests)
-    with ThreadPoolExecutor(max_workers=min(_MANIFEST_READERS, max(1, len(manifests)))) as pool:
-        for entries in pool.map(lambda m: m.fetch_manifest_entry(table.io, discard_deleted=True), manifests):
-            for entry in entries:
-                yield entry.data_file

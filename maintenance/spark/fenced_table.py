@@ -11,12 +11,13 @@ it too.
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import structlog
 
+from maintenance.errors import IcemaintError
 from maintenance.fencing import EPOCH_PROPERTY, SUMMARY_EPOCH, SUMMARY_JOB, SUMMARY_RUN_ID, Fence, FencedError, parse_epoch
 from maintenance.spark.errors import java_errors
 from maintenance.spark.jvm import JavaObject, jvm
@@ -38,7 +39,8 @@ class FencedOperations:
     def __init__(self, real: JavaObject, fence: Fence) -> None:
         self.real = real
         self.fence = fence
-        self.refusals: list[str] = []
+        self.validator: Callable[[JavaObject], None] | None = None
+        self.errors: list[IcemaintError] = []  # refusals and validation failures, newest last
 
     def commit(self, base: JavaObject, metadata: JavaObject) -> None:
         try:
@@ -47,8 +49,10 @@ class FencedOperations:
                 parse_epoch(metadata.properties().get(EPOCH_PROPERTY)),
                 _new_snapshot_summary(base, metadata),
             )
-        except FencedError as exc:
-            self.refusals.append(str(exc))
+            if self.validator is not None:
+                self.validator(base)  # against exactly the metadata this attempt replaces
+        except IcemaintError as exc:
+            self.errors.append(exc)
             raise
         self.real.commit(base, metadata)
 
@@ -137,12 +141,20 @@ class FencedTable:
             operation = operation.set(key, value)
         return operation
 
-    def commit(self, operation: JavaObject, what: str) -> int:
-        """Claim, stamp and commit an operation through the fence; returns the new snapshot id."""
+    def commit(self, operation: JavaObject, what: str, validate: Callable[[JavaObject], None] | None = None) -> int:
+        """Claim, stamp and commit an operation through the fence; returns the new snapshot id.
+
+        `validate(base)` runs on every commit attempt, after the fence, with the metadata the
+        attempt would replace; raising an IcemaintError there fails the commit (no retry).
+        """
         self.claim()
-        with self.commit_errors(what):
-            self.stamp(operation).commit()
-            return int(self.java.currentSnapshot().snapshotId())
+        self.ops.validator = validate
+        try:
+            with self.commit_errors(what):
+                self.stamp(operation).commit()
+                return int(self.java.currentSnapshot().snapshotId())
+        finally:
+            self.ops.validator = None
 
     def delete_files(self, paths: Iterable[str], batch_size: int = DELETE_BATCH) -> int:
         """Delete files in bounded batches, each behind the fence. Returns how many were deleted."""
@@ -160,17 +172,18 @@ class FencedTable:
 
     @contextmanager
     def commit_errors(self, action: str) -> Iterator[None]:
-        """Java errors as one line; a fence refusal inside a callback surfaces as FencedError."""
-        refusals_before = len(self.ops.refusals)
+        """Java errors as one line; an error our callback raised (a fence refusal, a failed
+        validation) surfaces as itself."""
+        errors_before = len(self.ops.errors)
         try:
             with java_errors(action):
                 yield
         except FencedError:
             raise
         except Exception as exc:
-            refusals = self.ops.refusals[refusals_before:]
-            if refusals:
-                raise FencedError(refusals[-1]) from exc
+            raised_in_callback = self.ops.errors[errors_before:]
+            if raised_in_callback:
+                raise raised_in_callback[-1] from exc
             if self.fence.keeper.lost.is_set():
                 raise FencedError(f"{action} refused: lease lost ({self.fence.keeper.lost_reason})") from exc
             raise

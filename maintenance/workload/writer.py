@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -18,7 +18,8 @@ from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema
 
-from maintenance.spark.jvm import JavaObject, int_array, jvm
+from maintenance.spark.content_files import ContentFiles
+from maintenance.spark.jvm import JavaObject
 from maintenance.workload.model import Batch, Row
 from maintenance.workload.shape import COLUMN_NAMES, TableShape
 
@@ -62,9 +63,8 @@ class BatchWriter:
         key_schema = schema.select(*shape.key_columns)
         self.key_schema = schema_to_pyarrow(key_schema, include_field_ids=True)
         self.key_field_ids = [schema.find_field(name).field_id for name in shape.key_columns]
-        self._key_positions = [COLUMN_NAMES.index(name) for name in shape.key_columns]
-        self._iceberg = jvm(spark).org.apache.iceberg
-        self._parquet_format = self._iceberg.FileFormat.PARQUET
+        self.files = ContentFiles(spark, java_table)
+        self.spec_id = int(java_table.spec().specId())
 
     def commit(self, batch: Batch, *, label: str, summary: dict[str, str]) -> CommitStats:
         stats = CommitStats()
@@ -72,14 +72,14 @@ class BatchWriter:
         for path, part in sorted(batch.partitions.items()):
             data_location: str | None = None
             if part.rows:
-                data_file = self._data_file(path, self._write(path, label, "data", self._data_table(part.rows)))
+                data_file = self.files.data_file(self._write(path, label, "data", self._data_table(part.rows)), self.spec_id, path)
                 delta.addRows(data_file)
                 data_location = str(data_file.location())
                 stats.data_files += 1
             if part.equality_deletes:
                 key_rows = list(dict.fromkeys(part.equality_deletes))
                 location = self._write(path, label, "eq-deletes", self._key_table(key_rows))
-                delta.addDeletes(self._equality_delete_file(path, location))
+                delta.addDeletes(self.files.equality_delete_file(location, self.spec_id, path, self.key_field_ids))
                 stats.equality_delete_files += 1
                 stats.equality_delete_rows += len(key_rows)
             if part.position_deletes:
@@ -87,7 +87,7 @@ class BatchWriter:
                 assert data_location is not None
                 frame = pa.table({"file_path": [data_location] * len(part.position_deletes), "pos": part.position_deletes}, schema=POSITION_DELETE_SCHEMA)
                 location = self._write(path, label, "pos-deletes", frame)
-                delta.addDeletes(self._position_delete_file(path, location, data_location))
+                delta.addDeletes(self.files.position_delete_file(location, self.spec_id, path, referenced_data_file=data_location))
                 stats.position_delete_files += 1
                 stats.position_delete_rows += len(part.position_deletes)
         for key, value in summary.items():
@@ -110,26 +110,3 @@ class BatchWriter:
         # Model keys are (region, id) or (id,), in the order of the shape's key columns.
         columns = list(zip(*keys))
         return pa.table({name: list(values) for name, values in zip(self.shape.key_columns, columns)}, schema=self.key_schema)
-
-    # -- Java records ------------------------------------------------------------------------
-    def _metrics(self, input_file: JavaObject, for_position_deletes: bool) -> JavaObject:
-        metrics_config = self._iceberg.MetricsConfig
-        config = metrics_config.forPositionDelete(self.table) if for_position_deletes else metrics_config.forTable(self.table)
-        return self._iceberg.parquet.ParquetUtil.fileMetrics(input_file, config)
-
-    def _with_common(self, builder: Any, partition_path: str, location: str, for_position_deletes: bool = False) -> Any:
-        input_file = self.table.io().newInputFile(location)
-        builder = builder.withInputFile(input_file).withFormat(self._parquet_format).withMetrics(self._metrics(input_file, for_position_deletes))
-        return builder.withPartitionPath(partition_path) if partition_path else builder
-
-    def _data_file(self, partition_path: str, location: str) -> JavaObject:
-        return self._with_common(self._iceberg.DataFiles.builder(self.table.spec()), partition_path, location).build()
-
-    def _equality_delete_file(self, partition_path: str, location: str) -> JavaObject:
-        builder = self._iceberg.FileMetadata.deleteFileBuilder(self.table.spec()).ofEqualityDeletes(int_array(self.spark, self.key_field_ids))
-        return self._with_common(builder, partition_path, location).build()
-
-    def _position_delete_file(self, partition_path: str, location: str, data_location: str) -> JavaObject:
-        builder = self._iceberg.FileMetadata.deleteFileBuilder(self.table.spec()).ofPositionDeletes()
-        builder = self._with_common(builder, partition_path, location, for_position_deletes=True)
-        return builder.withReferencedDataFile(data_location).build()

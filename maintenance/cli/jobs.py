@@ -1,0 +1,61 @@
+"""`icemaint <job> TABLE`: run one maintenance job now on one table, under a lease."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from maintenance.cli.main import AppContext, pass_app
+from maintenance.cli.output import emit_fields, emit_json
+from maintenance.errors import EXIT_FAILED, EXIT_OK
+from maintenance.jobs.result import JobResult
+from maintenance.jobs.runner import JobBody, run_job
+
+
+def run_and_report(app: AppContext, table: str, job: str, body: JobBody, *, dry_run: bool, verify: bool, as_json: bool, options: dict[str, Any]) -> int:
+    ref = app.table(table)
+    from maintenance.catalogs import load_table
+
+    load_table(app.config, ref)  # an unknown table is a usage error, before any lease
+    result = run_job(app.config, ref, job, body, dry_run=dry_run, verify=verify, options=options)
+    report(result, as_json)
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def report(result: JobResult, as_json: bool) -> None:
+    if as_json:
+        emit_json(result.to_json())
+        return
+    emit_fields(f"{result.job} {result.table}: {result.status}", result.to_json())
+    if result.error and not result.ok:
+        click.echo(f"icemaint: error: {result.error}", err=True)
+
+
+def common_options(function):  # type: ignore[no-untyped-def]
+    for option in reversed(
+        [
+            click.argument("table"),
+            click.option("--dry-run", is_flag=True, help="Plan and report; change nothing."),
+            click.option("--verify", is_flag=True, help="Compare the content fingerprint before and after."),
+            click.option("--json", "as_json", is_flag=True, help="Print JSON (CONTRACT.md fields)."),
+        ]
+    ):
+        function = option(function)
+    return function
+
+
+def register(cli: click.Group) -> None:
+    from maintenance.jobs.convert.job import convert as convert_body
+
+    @cli.command()
+    @common_options
+    @click.option("--partition", "partitions", multiple=True, metavar="PATH", help="Only this partition, as its path (e.g. region=3); repeatable.")
+    @click.option("--max-files-per-commit", type=click.IntRange(min=1), default=None, help="At most this many equality delete files per commit.")
+    @pass_app
+    def convert(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, partitions: tuple[str, ...], max_files_per_commit: int | None) -> int:
+        """CONVERT equality deletes into position deletes (a Spark job)."""
+        return run_and_report(
+            app, table, "convert", convert_body, dry_run=dry_run, verify=verify, as_json=as_json,
+            options={"partitions": partitions, "max_files_per_commit": max_files_per_commit},
+        )

@@ -1,0 +1,1 @@
+"""CONVERT: equality deletes into position deletes (see plan, scan and commit)."""

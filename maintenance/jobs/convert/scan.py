@@ -1,0 +1,201 @@
+"""The Spark side of CONVERT: find the rows each equality delete deletes, write their positions.
+
+Data files are read as they are on disk, by Parquet field id (so renamed key columns still
+match), with each row's position (`_metadata.row_index`) and without applying any delete:
+a table scan would hide exactly the rows an equality delete deletes. Keys are joined with
+NULL-safe equality under the sequence-number rule. Small delete sets are broadcast, large
+ones shuffled. Nothing but counters reaches the driver: position deletes are written by
+the executors, one file per (sequence number, partition), sorted by path and position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pyiceberg.schema import Schema
+from pyiceberg.types import (
+    BinaryType,
+    BooleanType,
+    DateType,
+    DecimalType,
+    DoubleType,
+    FloatType,
+    IcebergType,
+    IntegerType,
+    LongType,
+    StringType,
+    TimestampType,
+    TimestamptzType,
+)
+
+from maintenance.errors import SparkJobError, UsageError
+from maintenance.jobs.convert.plan import ConvertPlan, FileRef, PartitionKey
+from maintenance.paths import hadoop_path, normalise
+from maintenance.spark.errors import java_errors
+from maintenance.workload.writer import DELETE_FILE_PATH_ID, DELETE_POS_ID
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql.types import DataType
+
+BROADCAST_DELETE_BYTES = 64 * 1024 * 1024
+_FIELD_ID = "parquet.field.id"
+
+
+@dataclass
+class ScanResult:
+    output_dir: str
+    partitions: list[PartitionKey]  # index = the partition id in output folder names
+    data_rows_read: int
+    delete_rows_read: int
+    positions_written: int
+
+
+def spark_type(iceberg_type: IcebergType) -> DataType:
+    from pyspark.sql import types as T
+
+    simple = {
+        BooleanType: T.BooleanType(), IntegerType: T.IntegerType(), LongType: T.LongType(), FloatType: T.FloatType(),
+        DoubleType: T.DoubleType(), StringType: T.StringType(), DateType: T.DateType(), BinaryType: T.BinaryType(),
+        TimestamptzType: T.TimestampType(), TimestampType: T.TimestampNTZType(),
+    }
+    for kind, spark in simple.items():
+        if isinstance(iceberg_type, kind):
+            return spark
+    if isinstance(iceberg_type, DecimalType):
+        return T.DecimalType(iceberg_type.precision, iceberg_type.scale)
+    raise UsageError(f"CONVERT does not support equality keys of type {iceberg_type}")
+
+
+def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, output_dir: str) -> ScanResult:
+    """Run the join and write position deletes under `output_dir`/grp=<seq>_<partition id>/."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    partitions: dict[PartitionKey, int] = {}
+    for ref in (*plan.targets, *plan.deletes):
+        partitions.setdefault(ref.partition_key, len(partitions))
+
+    results: list[DataFrame] = []
+    observations: list[tuple[Observation, int]] = []
+    delete_rows = 0
+    with java_errors("CONVERT scan"):
+        spark.conf.set("spark.sql.parquet.fieldId.read.enabled", "true")
+        for field_ids in sorted({d.equality_ids for d in plan.deletes}):
+            deletes = [d for d in plan.deletes if d.equality_ids == field_ids]
+            targets = _targets_of(plan, deletes)
+            if not targets:
+                continue
+            keys = [f"k{fid}" for fid in field_ids]
+            key_schema = _key_schema(schema, field_ids)
+            data_obs = Observation()
+            data = _rows(spark, targets, key_schema, "d", partitions).observe(
+                data_obs, F.count(F.lit(1)).alias("rows"), F.count("d_idx").alias("mapped")
+            )
+            removed = _rows(spark, deletes, key_schema, "e", partitions)
+            # The delete side is small and may be broadcast (where observed metrics are not
+            # delivered): count it on its own.
+            delete_counts = removed.agg(F.count(F.lit(1)).alias("rows"), F.count("e_idx").alias("mapped")).collect()[0].asDict()
+            _check_complete("equality delete", delete_counts, sum(d.records for d in deletes))
+            delete_rows += delete_counts["rows"]
+            if sum(d.size for d in deletes) <= BROADCAST_DELETE_BYTES:
+                removed = F.broadcast(removed)
+            condition = _null_safe_equal(data, removed, keys) & (data.d_seq < removed.e_seq) & (removed.e_global | (data.d_part == removed.e_part))
+            matched = data.join(removed, condition, "inner").select(
+                F.concat_ws("_", removed.e_seq.cast("string"), data.d_part.cast("string")).alias("grp"),
+                data.d_path.alias("file_path"),
+                data.pos.alias("pos"),
+            )
+            results.append(matched)
+            observations.append((data_obs, sum(t.records for t in targets)))
+
+        if not results:
+            return ScanResult(output_dir, list(partitions), 0, delete_rows, 0)
+        written = Observation()
+        union = results[0]
+        for more in results[1:]:
+            union = union.unionByName(more)
+        positions = union.distinct().observe(written, F.count(F.lit(1)).alias("rows"))
+        (
+            positions.repartition("grp")
+            .sortWithinPartitions("grp", "file_path", "pos")
+            .select(
+                "grp",
+                F.col("file_path").alias("file_path", metadata={_FIELD_ID: DELETE_FILE_PATH_ID}),
+                F.col("pos").alias("pos", metadata={_FIELD_ID: DELETE_POS_ID}),
+            )
+            .write.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
+            .partitionBy("grp")
+            .mode("errorifexists")
+            .parquet(hadoop_path(output_dir))
+        )
+
+    data_rows = 0
+    for data_obs, data_expected in observations:
+        _check_complete("data", data_obs.get, data_expected)
+        data_rows += data_obs.get["rows"]
+    return ScanResult(output_dir, list(partitions), data_rows, delete_rows, int(written.get["rows"]))
+
+
+def _targets_of(plan: ConvertPlan, deletes: Sequence[FileRef]) -> list[FileRef]:
+    paths = {p for d in deletes for p in plan.candidates[d.path]}
+    return [t for t in plan.targets if t.path in paths]
+
+
+def _key_schema(schema: Schema, field_ids: Sequence[int]):  # type: ignore[no-untyped-def]
+    from pyspark.sql import types as T
+
+    return T.StructType(
+        [T.StructField(f"k{fid}", spark_type(schema.find_field(fid).field_type), True, {_FIELD_ID: fid}) for fid in field_ids]
+    )
+
+
+def _rows(spark: SparkSession, files: Sequence[FileRef], key_schema, prefix: str, partitions: dict[PartitionKey, int]) -> DataFrame:  # type: ignore[no-untyped-def]
+    """Key columns of the files with their position and file attributes, columns prefixed d_ or e_."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    frame = spark.read.schema(key_schema).parquet(*[hadoop_path(f.path) for f in files])
+    by_key = {normalise(f.path): i for i, f in enumerate(files)}
+    # Spark names each file its own way (file:/x where the table says file:///x, …): map the
+    # names Spark reports back to the table's path strings through the one normaliser. Only
+    # the distinct names (one per file) reach the driver; unmapped rows are counted later.
+    spark_paths = [r[0] for r in frame.select(F.col("_metadata.file_path")).distinct().collect()]
+    mapping = spark.createDataFrame(
+        [(p, by_key[normalise(p)]) for p in spark_paths if normalise(p) in by_key],
+        T.StructType([T.StructField("spark_path", T.StringType()), T.StructField(f"{prefix}_idx", T.IntegerType())]),
+    )
+    attributes = spark.createDataFrame(
+        [(i, f.path, f.seq, partitions[f.partition_key], getattr(f, "is_global", False)) for i, f in enumerate(files)],
+        T.StructType([
+            T.StructField(f"{prefix}_idx", T.IntegerType()), T.StructField(f"{prefix}_path", T.StringType()),
+            T.StructField(f"{prefix}_seq", T.LongType()), T.StructField(f"{prefix}_part", T.IntegerType()),
+            T.StructField(f"{prefix}_global", T.BooleanType()),
+        ]),
+    )
+    rows = frame.select(
+        *[F.col(field.name).alias(f"{prefix}_{field.name}") for field in key_schema.fields],
+        F.col("_metadata.file_path").alias("spark_path"),
+        F.col("_metadata.row_index").alias("pos"),
+    )
+    joined = rows.join(F.broadcast(mapping), "spark_path", "left").join(F.broadcast(attributes), f"{prefix}_idx", "left")
+    return joined if prefix == "d" else joined.drop("pos")
+
+
+def _null_safe_equal(data: DataFrame, removed: DataFrame, keys: Sequence[str]) -> Column:
+    condition = None
+    for key in keys:
+        term = data[f"d_{key}"].eqNullSafe(removed[f"e_{key}"])
+        condition = term if condition is None else condition & term
+    assert condition is not None
+    return condition
+
+
+def _check_complete(what: str, metrics: dict, expected: int) -> None:
+    """Every row of every file was read and mapped back to its table file: else refuse to commit."""
+    if metrics["rows"] != expected or metrics["mapped"] != metrics["rows"]:
+        raise SparkJobError(
+            f"CONVERT read {metrics['rows']} {what} rows ({metrics['mapped']} mapped to table files), expected {expected}; nothing was committed"
+        )

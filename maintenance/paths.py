@@ -1,0 +1,43 @@
+"""One spelling per file: paths are normalised before they are ever compared.
+
+The same file is `file:/x`, `file:///x` or `/x` depending on who wrote its name (Spark,
+Hadoop, pyarrow, Iceberg Java), `s3://`, `s3a://` or `s3n://` depending on the client, and
+percent-encoded or not. Comparing raw strings would take a live file for an orphan, or miss
+a file when mapping rows back to the table's files.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import unquote, urlsplit
+
+_S3_SCHEMES = {"s3", "s3a", "s3n"}
+_SLASHES = re.compile(r"/{2,}")
+
+
+def normalise(path: str) -> str:
+    """A canonical key for a file location: `/abs/path` for local files, `s3://bucket/key` for S3."""
+    parts = urlsplit(path)
+    scheme = parts.scheme.lower()
+    if scheme in ("", "file"):
+        local = unquote(parts.path if scheme else path)
+        local = _SLASHES.sub("/", local)
+        return local.rstrip("/") or "/"
+    if scheme in _S3_SCHEMES:
+        scheme = "s3"
+    key = _SLASHES.sub("/", unquote(parts.path)).rstrip("/")
+    return f"{scheme}://{parts.netloc.lower()}{key}"
+
+
+def hadoop_path(path: str) -> str:
+    """The spelling Spark's Hadoop file systems read: s3:// and s3n:// become s3a://."""
+    parts = urlsplit(path)
+    if parts.scheme.lower() in ("s3", "s3n"):
+        return "s3a" + path[len(parts.scheme) :]
+    return path
+
+
+def is_under(path: str, prefix: str) -> bool:
+    """Whether `path` lies inside the folder `prefix`, comparing normalised forms."""
+    child, parent = normalise(path), normalise(prefix)
+    return child == parent or child.startswith(parent.rstrip("/") + "/")
