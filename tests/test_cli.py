@@ -32,6 +32,7 @@ def assert_one_line_error(proc: subprocess.CompletedProcess[str], code: int, *ne
 
 def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     """The CLI in this process, sharing the test run's Spark session."""
+    capsys.readouterr()  # drop what fixtures printed before
     with pytest.raises(SystemExit) as exit_info:
         main(list(args))
     out, err = capsys.readouterr()

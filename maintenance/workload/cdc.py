@@ -114,10 +114,12 @@ def _shape_of(table: Table, ref: TableRef) -> TableShape:
 
 def _partitioner(table: Table, shape: TableShape):  # type: ignore[no-untyped-def]
     """Row -> partition path, computed by pyiceberg's transforms (Iceberg's own murmur3 buckets)."""
-    spec = table.spec()
-    if not shape.partitioned:
+    spec = table.spec()  # the current spec: after spec evolution new files follow it
+    if not spec.fields:
         return lambda row: ""
     schema = table.schema()
+    if len(spec.fields) != 1:
+        raise UsageError(f"the CDC workload writes tables with one partition field, not {len(spec.fields)}")
     (partition_field,) = spec.fields
     source = schema.find_field(partition_field.source_id)
     position = COLUMN_NAMES.index(source.name)

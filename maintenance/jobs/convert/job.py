@@ -41,7 +41,7 @@ def convert(ctx: JobContext) -> JobOutcome:
     written = list_files(ctx.spark, output_dir)
     units = commit_units(plan, scan, written, ctx.options.get("max_files_per_commit"))
     try:
-        stats = commit_all(ctx.table, plan, units, scan)
+        stats = commit_all(ctx.table, plan, units, scan, on_commit=ctx.options.get("progress"))
     except Exception:
         log.warning("CONVERT did not commit everything; uncommitted position deletes stay for orphan cleanup", output=output_dir)
         raise

@@ -1,0 +1,210 @@
+"""CONVERT on real tables: equality deletes become position deletes, content unchanged."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from maintenance.catalogs import TableRef, load_table
+from maintenance.config import Config
+from maintenance.health import table_health
+from maintenance.jobs.convert.job import convert
+from maintenance.jobs.result import COMMITTED, FAILED, NOOP, JobResult
+from maintenance.jobs.runner import run_job
+from maintenance.workload.shape import TableShape
+from tests.conftest import CdcFactory, fresh_ref
+from tests.helpers import model_rows, spark_rows
+from tests.row_deltas import commit_row_delta
+from tests.test_cli import in_process
+
+
+def health_of(config: Config, ref: TableRef):  # type: ignore[no-untyped-def]
+    return table_health(str(ref), load_table(config, ref), small_file_bytes=1)
+
+
+def run_convert(config: Config, ref: TableRef, **options: Any) -> JobResult:
+    return run_job(config, ref, "convert", convert, verify=True, options=options)
+
+
+def sequence_numbers(spark, ref: TableRef, content: int) -> list[int]:  # type: ignore[no-untyped-def]
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    rows = spark.sql(f"SELECT sequence_number FROM {ref.spark_name}.entries WHERE status < 2 AND data_file.content = {content}").collect()
+    return sorted(r.sequence_number for r in rows)
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [TableShape("identity", 4, "single"), TableShape("none", 3, "single"), TableShape("bucket", 3, "composite"), TableShape("none", 3, "composite")],
+    ids=lambda s: s.encode(),
+)
+def test_convert_keeps_content_and_removes_every_equality_delete(spark, config: Config, cdc_table: CdcFactory, shape: TableShape) -> None:
+    ref, result, model = cdc_table(shape=shape, rows=3000, commits=6, update_ratio=0.2, delete_ratio=0.05)
+    eq_seqs = sorted(set(sequence_numbers(spark, ref, 2)))
+
+    outcome = run_convert(config, ref)
+
+    assert outcome.status == COMMITTED, outcome.error
+    assert outcome.content_verified is True
+    assert outcome.counters["equality_delete_files_removed"] == result.equality_delete_files
+    assert outcome.counters["commits"] == len(eq_seqs)  # one rewrite per sequence number
+    assert health_of(config, ref).equality_delete_files == 0
+    assert spark_rows(spark, ref) == model_rows(model)
+    # The new position deletes carry the sequence numbers of the equality deletes they replace.
+    position_seqs = set(sequence_numbers(spark, ref, 1))
+    assert set(eq_seqs) <= position_seqs
+
+
+def test_convert_is_a_noop_without_equality_deletes(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=500, commits=2)
+    assert run_convert(config, ref).status == COMMITTED
+    again = run_convert(config, ref)
+    assert again.status == NOOP and again.snapshot_id is None
+
+
+def test_dry_run_changes_nothing(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, result, _ = cdc_table(rows=800, commits=3)
+    before = load_table(config, ref).metadata.current_snapshot_id
+    outcome = run_job(config, ref, "convert", convert, dry_run=True)
+    assert outcome.status == NOOP and outcome.counters["equality_delete_files_planned"] == result.equality_delete_files
+    assert load_table(config, ref).metadata.current_snapshot_id == before
+
+
+def test_partition_scope_and_bounded_commits(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, model = cdc_table(shape=TableShape("identity", 4, "single"), rows=2400, commits=5)
+    before = {p.partition: p.equality_delete_files for p in health_of(config, ref).partitions}
+
+    scoped = run_convert(config, ref, partitions=("region=1",), max_files_per_commit=1)
+
+    assert scoped.status == COMMITTED and scoped.content_verified
+    after = {p.partition: p.equality_delete_files for p in health_of(config, ref).partitions}
+    assert after["region=1"] == 0
+    assert {k: v for k, v in after.items() if k != "region=1"} == {k: v for k, v in before.items() if k != "region=1"}
+    assert scoped.counters["commits"] == before["region=1"]  # one equality delete file per commit
+    assert spark_rows(spark, ref) == model_rows(model)
+
+
+def test_null_keys_match_null_and_missing_keys_delete_nothing(spark, config: Config) -> None:
+    ref = fresh_ref(config, "nulls")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (k1 STRING, k2 INT, v STRING) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    rows = [
+        {"k1": None, "k2": 1, "v": "null-1"},
+        {"k1": None, "k2": None, "v": "null-null"},
+        {"k1": "a", "k2": 1, "v": "a-1"},
+        {"k1": "a", "k2": None, "v": "a-null"},
+        {"k1": "b", "k2": 2, "v": "b-2"},
+    ]
+    commit_row_delta(spark, config, ref, rows=rows)
+    commit_row_delta(
+        spark, config, ref,
+        rows=[{"k1": None, "k2": None, "v": "null-null-later"}],  # same commit: not deleted by it
+        equality_deletes=[{"k1": None, "k2": None}, {"k1": "a", "k2": None}, {"k1": "zzz", "k2": 9}, {"k1": None, "k2": 7}],
+        equality_columns=("k1", "k2"),
+    )
+    expected = sorted([("null-1",), ("a-1",), ("b-2",), ("null-null-later",)])
+    assert sorted(tuple(r) for r in spark.sql(f"SELECT v FROM {ref.spark_name}").collect()) == expected
+
+    outcome = run_convert(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    assert outcome.counters["position_delete_records_added"] == 2  # null-null and a-null; the missing keys match nothing
+    assert sorted(tuple(r) for r in spark.sql(f"SELECT v FROM {ref.spark_name}").collect()) == expected
+    assert health_of(config, ref).equality_delete_files == 0
+
+
+def test_renamed_key_column_still_matches(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, model = cdc_table(shape=TableShape("none", 3, "single"), rows=1500, commits=4, update_ratio=0.25)
+    spark.sql(f"ALTER TABLE {ref.spark_name} RENAME COLUMN id TO order_id")
+
+    outcome = run_convert(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    assert outcome.counters["position_delete_records_added"] > 0
+    assert health_of(config, ref).equality_delete_files == 0
+
+
+def test_partition_spec_evolution_with_old_and_new_specs_live(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """Global deletes of the new (unpartitioned) spec apply to the old spec's partitioned files."""
+    ref, _, _ = cdc_table(shape=TableShape("identity", 3, "single"), rows=1500, commits=3, update_ratio=0.3)
+    spark.sql(f"ALTER TABLE {ref.spark_name} DROP PARTITION FIELD region")
+    _, _, model = cdc_table(ref=ref, rows=1200, commits=3, update_ratio=0.3, seed=5)
+    specs = {r.spec_id for r in spark.sql(f"SELECT spec_id FROM {ref.spark_name}.files").collect()}
+    assert specs == {0, 1}
+
+    outcome = run_convert(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    assert health_of(config, ref).equality_delete_files == 0
+    assert spark_rows(spark, ref) == model_rows(model)
+    # Position deletes were written into the old spec's partitions too.
+    position_specs = {r.spec_id for r in spark.sql(f"SELECT spec_id FROM {ref.spark_name}.delete_files").collect()}
+    assert 0 in position_specs
+
+
+def test_tables_with_sparks_own_merge_on_read_deletes(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(shape=TableShape("identity", 3, "single"), rows=2000, commits=4)
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 7 = 0")
+    spark.sql(
+        f"MERGE INTO {ref.spark_name} t USING (SELECT id, region FROM {ref.spark_name} WHERE id % 11 = 0) s "
+        f"ON t.id = s.id AND t.region = s.region WHEN MATCHED THEN UPDATE SET t.status = 'merged'"
+    )
+    modes = {r.operation for r in spark.sql(f"SELECT operation FROM {ref.spark_name}.snapshots").collect()}
+    assert "overwrite" in modes or "delete" in modes
+
+    outcome = run_convert(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    assert health_of(config, ref).equality_delete_files == 0
+
+
+def test_writer_commits_while_convert_runs(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """A streaming writer commits an equality delete and an append between CONVERT's commits."""
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
+    writer_done: dict[str, Any] = {}
+
+    def writer_commits(_stats: object) -> None:
+        if not writer_done:
+            _, writer_done["result"], writer_done["model"] = cdc_table(ref=ref, rows=300, commits=1, update_ratio=0.5, seed=99)
+
+    outcome = run_job(config, ref, "convert", convert, options={"max_files_per_commit": 1, "progress": writer_commits})
+
+    assert outcome.status == COMMITTED, outcome.error
+    assert writer_done["result"].equality_delete_files >= 1  # the writer's equality delete landed
+    assert spark_rows(spark, ref) == model_rows(writer_done["model"])
+    # CONVERT removed what it planned; the writer's new equality deletes remain for next time.
+    assert health_of(config, ref).equality_delete_files == writer_done["result"].equality_delete_files
+    assert run_convert(config, ref).status == COMMITTED
+    assert spark_rows(spark, ref) == model_rows(writer_done["model"])
+
+
+def test_removed_target_file_fails_cleanly_and_rerun_succeeds(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, model = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
+    rewritten: list[bool] = []
+
+    def compact_meanwhile(_stats: object) -> None:
+        if not rewritten:
+            rewritten.append(True)  # another job rewrites every data file after CONVERT's first commit
+            spark.sql(f"CALL local.system.rewrite_data_files(table => '{ref.identifier}', options => map('rewrite-all', 'true'))")
+
+    first = run_job(config, ref, "convert", convert, options={"max_files_per_commit": 1, "progress": compact_meanwhile})
+
+    assert first.status == FAILED
+    assert "was removed by a concurrent commit" in (first.error or "")
+    assert spark_rows(spark, ref) == model_rows(model)  # what landed before the failure is correct
+    second = run_convert(config, ref)
+    assert second.status == COMMITTED and second.content_verified, second.error
+    assert health_of(config, ref).equality_delete_files == 0
+    assert spark_rows(spark, ref) == model_rows(model)
+
+
+def test_cli_convert_json(spark, home, config: Config, cdc_table: CdcFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    ref, _, _ = cdc_table(rows=900, commits=3)
+    code, out, _ = in_process(capsys, "convert", ref.identifier, "--verify", "--json")
+    result = json.loads(out)
+    assert code == 0
+    assert {"job", "table", "status", "run_id", "snapshot_id", "duration_s", "fingerprint_before", "fingerprint_after", "content_verified"} <= set(result)
+    assert result["status"] == "committed" and result["content_verified"] is True
+    summary = spark.sql(f"SELECT summary FROM {ref.spark_name}.snapshots WHERE snapshot_id = {result['snapshot_id']}").collect()[0].summary
+    assert summary["icemaint.job"] == "convert" and summary["icemaint.run-id"] == result["run_id"]
+    assert int(summary["icemaint.lease-epoch"]) >= 1
