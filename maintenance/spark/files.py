@@ -25,3 +25,15 @@ def list_files(spark: SparkSession, folder: str, suffix: str = ".parquet") -> li
             if name.endswith(suffix):
                 found.append(name)
         return sorted(found)
+
+
+def spark_file_names(spark: SparkSession, paths: list[str]) -> list[str]:
+    """How Spark's file sources name each file in `_metadata.file_path`: the qualified Hadoop URI."""
+    with java_errors("qualify paths"):
+        hadoop = jvm(spark).org.apache.hadoop.fs
+        conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[attr-defined]
+        names = []
+        for path in paths:
+            java_path = hadoop.Path(hadoop_path(path))
+            names.append(str(java_path.getFileSystem(conf).makeQualified(java_path).toUri().toString()))
+        return names

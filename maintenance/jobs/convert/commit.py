@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from maintenance.errors import ConflictError
+from maintenance.fencing import SUMMARY_RUN_ID
 from maintenance.jobs.convert.plan import ConvertPlan, EqualityDelete, PartitionKey
 from maintenance.jobs.convert.scan import ScanResult
 from maintenance.paths import normalise
@@ -133,14 +134,22 @@ class JavaFiles:
         return found
 
 
-def still_live(io: JavaObject, planning_snapshot_id: int, data_paths: set[str], delete_paths: set[str]) -> Callable[[JavaObject], None]:
-    """A commit validator: no targeted data file and no removed delete file left the table since planning."""
+def still_live(io: JavaObject, planning_snapshot_id: int, run_id: str, data_paths: set[str], delete_paths: set[str]) -> Callable[[JavaObject], None]:
+    """A commit validator: no targeted data file and no removed delete file left the table since planning.
+
+    This run's own earlier commits are skipped without reading them: they remove only other
+    equality deletes of the plan, never a data file.
+    """
     data_keys = {normalise(p) for p in data_paths}
     delete_keys = {normalise(p) for p in delete_paths}
 
     def validate(base: JavaObject) -> None:
         snapshot = base.currentSnapshot()
         while snapshot is not None and snapshot.snapshotId() != planning_snapshot_id:
+            if snapshot.summary().get(SUMMARY_RUN_ID) == run_id:
+                parent = snapshot.parentId()
+                snapshot = base.snapshot(parent) if parent is not None else None
+                continue
             for removed, keys, what in (
                 (snapshot.removedDataFiles(io), data_keys, "data file"),
                 (snapshot.removedDeleteFiles(io), delete_keys, "equality delete"),
@@ -180,7 +189,7 @@ def commit_all(table: FencedTable, plan: ConvertPlan, units: list[CommitUnit], s
             rewrite = rewrite.addFile(position_file, java_long(spark, unit.seq))
             added.append(position_file)
         targets = {t for d in unit.deletes for t in plan.candidates[d.path]}
-        validate = still_live(table.java.io(), plan.snapshot_id, targets, {d.path for d in unit.deletes})
+        validate = still_live(table.java.io(), plan.snapshot_id, table.fence.run_id, targets, {d.path for d in unit.deletes})
         stats.snapshot_id = table.commit(rewrite, f"CONVERT sequence number {unit.seq}", validate=validate)
         stats.commits += 1
         stats.equality_delete_files_removed += len(unit.deletes)

@@ -32,7 +32,8 @@ from pyiceberg.types import (
 
 from maintenance.errors import SparkJobError, UsageError
 from maintenance.jobs.convert.plan import ConvertPlan, FileRef, PartitionKey
-from maintenance.paths import hadoop_path, normalise
+from maintenance.paths import hadoop_path
+from maintenance.spark.files import spark_file_names
 from maintenance.spark.errors import java_errors
 from maintenance.workload.writer import DELETE_FILE_PATH_ID, DELETE_POS_ID
 
@@ -158,13 +159,11 @@ def _rows(spark: SparkSession, files: Sequence[FileRef], key_schema, prefix: str
     from pyspark.sql import types as T
 
     frame = spark.read.schema(key_schema).parquet(*[hadoop_path(f.path) for f in files])
-    by_key = {normalise(f.path): i for i, f in enumerate(files)}
-    # Spark names each file its own way (file:/x where the table says file:///x, …): map the
-    # names Spark reports back to the table's path strings through the one normaliser. Only
-    # the distinct names (one per file) reach the driver; unmapped rows are counted later.
-    spark_paths = [r[0] for r in frame.select(F.col("_metadata.file_path")).distinct().collect()]
+    # Spark names each file by its qualified Hadoop URI (file:/x where the table may say
+    # file:///x): map those names back to the table's own path strings. A name that does not
+    # match leaves its rows unmapped, which the completeness check refuses.
     mapping = spark.createDataFrame(
-        [(p, by_key[normalise(p)]) for p in spark_paths if normalise(p) in by_key],
+        list(zip(spark_file_names(spark, [f.path for f in files]), range(len(files)))),
         T.StructType([T.StructField("spark_path", T.StringType()), T.StructField(f"{prefix}_idx", T.IntegerType())]),
     )
     attributes = spark.createDataFrame(

@@ -1,0 +1,96 @@
+"""CONVERT against Iceberg's stock delete merge, on identical CDC tables, in one run.
+
+    .venv/bin/python benchmarks/convert.py [--rows 200000] [--commits 40] [--repeat 3]
+
+Two tables are generated from the same seed (so they are identical, file for file). One
+gets icemaint's CONVERT; the other Iceberg's stock
+`rewrite_data_files(options => map('delete-file-threshold','1'))`, which merges deletes
+into data files (icemaint's own MERGE is not built yet). Prints, side by side: job time,
+full-scan time before and after (median of --repeat), files and bytes written, delete
+files left. Every number is measured by this run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=200_000)
+    parser.add_argument("--commits", type=int, default=40)
+    parser.add_argument("--partitions", type=int, default=4)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="icemaint-bench-"))
+    os.environ["ICEMAINT_HOME"] = str(home)
+    from maintenance.catalogs import load_table, parse_table_ref
+    from maintenance.config import load_config
+    from maintenance.fingerprint import content_fingerprint
+    from maintenance.health import table_health
+    from maintenance.jobs.convert.job import convert
+    from maintenance.jobs.runner import run_job
+    from maintenance.spark.session import get_spark
+    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
+    from maintenance.workload.shape import TableShape
+
+    config = load_config(None)
+    spark = get_spark(config)
+    options = CdcOptions(rows=args.rows, commits=args.commits, update_ratio=0.05, delete_ratio=0.01, shape=TableShape("identity", args.partitions, "single"))
+    tables = {name: parse_table_ref(f"bench.{name}", config) for name in ("convert", "stock")}
+    for ref in tables.values():
+        run_cdc_workload(spark, config, ref, options)
+
+    def scan_seconds(ref) -> float:  # type: ignore[no-untyped-def]
+        times = []
+        for _ in range(args.repeat):
+            started = time.perf_counter()
+            content_fingerprint(spark, ref)
+            times.append(time.perf_counter() - started)
+        return statistics.median(times)
+
+    def health(ref):  # type: ignore[no-untyped-def]
+        return table_health(str(ref), load_table(config, ref), small_file_bytes=config.health.small_file_bytes)
+
+    rows = []
+    for name, ref in tables.items():
+        before = health(ref)
+        fingerprint = content_fingerprint(spark, ref)
+        scan_before = scan_seconds(ref)
+        started = time.perf_counter()
+        if name == "convert":
+            result = run_job(config, ref, "convert", convert)
+            assert result.status == "committed", result.error
+            written_files = result.counters["position_delete_files_added"]
+            written_bytes = result.counters["bytes_written"]
+        else:
+            out = spark.sql(
+                f"CALL local.system.rewrite_data_files(table => '{ref.identifier}', options => map('delete-file-threshold','1'))"
+            ).collect()[0]
+            written_files, written_bytes = out.added_data_files_count, out.rewritten_bytes_count
+        job_seconds = time.perf_counter() - started
+        after = health(ref)
+        assert content_fingerprint(spark, ref).same_content(fingerprint), f"{name} changed the content"
+        rows.append((name, before, after, job_seconds, scan_before, scan_seconds(ref), written_files, written_bytes))
+
+    print(f"CDC table: {args.rows} change events, {args.commits} commits, {args.partitions} partitions (5% updates, 1% deletes); scans: median of {args.repeat}")
+    header = f"{'contender':<34} {'job s':>7} {'scan before s':>14} {'scan after s':>13} {'files written':>14} {'eq deletes left':>16} {'pos deletes left':>17}"
+    print(header)
+    labels = {"convert": "icemaint CONVERT", "stock": "stock rewrite_data_files (thr. 1)"}
+    for name, before, after, job_s, scan_before, scan_after, files, _bytes in rows:
+        print(
+            f"{labels[name]:<34} {job_s:>7.1f} {scan_before:>14.2f} {scan_after:>13.2f} {files:>14} "
+            f"{after.equality_delete_files:>16} {after.position_delete_files:>17}"
+        )
+    print(f"before maintenance each table had {rows[0][1].equality_delete_files} equality and {rows[0][1].position_delete_files} position delete files")
+    print("stock 'files written' are data files (its bytes column is bytes rewritten); CONVERT's are position delete files")
+
+
+if __name__ == "__main__":
+    main()
