@@ -10,7 +10,8 @@ COPY pyproject.toml README.md ./
 COPY maintenance maintenance
 COPY policies policies
 COPY migrations migrations
-RUN pip install --no-cache-dir . \
+# Installed in place: migrations/ and policies/ are read from beside the package.
+RUN pip install --no-cache-dir -e . \
     && useradd --system --create-home --home-dir /var/lib/icemaint icemaint
 
 USER icemaint

@@ -16,12 +16,19 @@ from tests import lease_workers
 SPAWN = multiprocessing.get_context("spawn")
 
 
-def drain(queue) -> list:  # type: ignore[no-untyped-def]
-    """Everything the (finished) workers put on the queue."""
+def run_workers(target, arguments: list[tuple], timeout: float) -> list:  # type: ignore[no-untyped-def]
+    """Run `target(*args, queue)` in one spawned process per args; all must exit 0. Returns what they queued."""
+    results = SPAWN.Queue()
+    procs = [SPAWN.Process(target=target, args=(*args, results)) for args in arguments]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout)
+    assert all(p.exitcode == 0 for p in procs)
     items = []
     while True:
         try:
-            items.append(queue.get(timeout=1))
+            items.append(results.get(timeout=1))
         except Exception:
             return items
 
@@ -45,15 +52,8 @@ def test_migration_from_empty_database_and_upgrade_twice(empty_state_url: str) -
 
 
 def test_two_processes_upgrading_at_once_both_succeed(empty_state_url: str) -> None:
-    results = SPAWN.Queue()
-    workers = [SPAWN.Process(target=lease_workers.upgrade_database, args=(empty_state_url, results)) for _ in range(2)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join(120)
-    outcomes = [results.get(timeout=5) for _ in workers]
+    outcomes = run_workers(lease_workers.upgrade_database, [(empty_state_url,)] * 2, timeout=120)
     assert outcomes == [("ok", head_revision())] * 2
-    assert all(w.exitcode == 0 for w in workers)
 
 
 # -- the lease protocol ----------------------------------------------------------------------
@@ -61,14 +61,8 @@ def test_sixteen_workers_race_exactly_one_wins_each_round(state: StateStore) -> 
     url = state.engine.url.render_as_string(hide_password=False)
     state.leases.forget("cat.ns.raced")
     rounds, workers = 12, 16
-    barrier, results = SPAWN.Barrier(workers), SPAWN.Queue()
-    procs = [SPAWN.Process(target=lease_workers.race_rounds, args=(url, w, rounds, barrier, results)) for w in range(workers)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(240)
-    assert all(p.exitcode == 0 for p in procs)
-    wins = sorted(drain(results))
+    barrier = SPAWN.Barrier(workers)
+    wins = sorted(run_workers(lease_workers.race_rounds, [(url, w, rounds, barrier) for w in range(workers)], timeout=240))
     assert [w[0] for w in wins] == list(range(rounds))  # exactly one winner per round
     epochs = [w[2] for w in wins]
     assert epochs == sorted(epochs) and len(set(epochs)) == rounds  # strictly increasing
@@ -77,14 +71,7 @@ def test_sixteen_workers_race_exactly_one_wins_each_round(state: StateStore) -> 
 def test_contending_holders_never_overlap(state: StateStore) -> None:
     url = state.engine.url.render_as_string(hide_password=False)
     state.leases.forget("cat.ns.contended")
-    results = SPAWN.Queue()
-    procs = [SPAWN.Process(target=lease_workers.contend, args=(url, w, 4.0, results)) for w in range(8)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(120)
-    assert all(p.exitcode == 0 for p in procs)
-    intervals = sorted(drain(results))
+    intervals = sorted(run_workers(lease_workers.contend, [(url, w, 4.0) for w in range(8)], timeout=120))
     assert len(intervals) >= 20
     assert len({i[3] for i in intervals}) >= 2  # several workers won
     for (start_a, end_a, epoch_a, _), (start_b, _, epoch_b, _) in zip(intervals, intervals[1:]):

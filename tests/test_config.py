@@ -1,0 +1,68 @@
+"""Configuration: one catalog description rendered for pyiceberg and for Spark, secrets kept out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from maintenance.catalogs import pyiceberg_properties
+from maintenance.config import parse_config
+from maintenance.errors import ConfigError
+from maintenance.redact import redact_mapping
+from maintenance.spark.session import jdbc_properties, spark_conf
+
+
+def test_embedded_default_shares_one_sqlite_catalog(tmp_path: Path) -> None:
+    config = parse_config({"home": str(tmp_path)}, source="t", base_dir=tmp_path)
+    local = config.catalog("local")
+    assert pyiceberg_properties(local)["uri"] == f"sqlite:///{tmp_path / 'catalog.db'}"
+    conf = spark_conf(config)
+    assert conf["spark.sql.catalog.local.type"] == "jdbc"
+    assert conf["spark.sql.catalog.local.uri"] == f"jdbc:sqlite:{tmp_path / 'catalog.db'}"
+    assert conf["spark.sql.catalog.local.warehouse"] == (tmp_path / "warehouse").as_uri()
+    assert conf["spark.sql.catalog.local.jdbc.init-catalog-tables"] == "false"
+    assert config.state_url == f"sqlite:///{tmp_path / 'state.db'}"
+
+
+def test_rest_hive_glue_pass_through_with_secrets_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LAKE_TOKEN", "tok-123-secret")
+    raw = {
+        "default_catalog": "lake",
+        "catalogs": {
+            "lake": {"type": "rest", "uri": "https://rest.example", "warehouse": "s3://b/w", "token": "${LAKE_TOKEN}",
+                     "properties": {"s3.endpoint": "http://minio:9000"}, "spark": {"io-impl": "org.apache.iceberg.aws.s3.S3FileIO"},
+                     "pyiceberg": {"py-io-impl": "pyiceberg.io.fsspec.FsspecFileIO"}},
+            "hms": {"type": "hive", "uri": "thrift://hms:9083"},
+            "aws": {"type": "glue", "warehouse": "s3://b/glue"},
+        },
+        "spark": {"master": "spark://master:7077", "packages": ["org.apache.iceberg:iceberg-aws-bundle:1.10.2"], "conf": {"spark.executor.memory": "8g"}},
+    }
+    config = parse_config(raw, source="t", base_dir=tmp_path)
+    conf = spark_conf(config)
+    assert conf["spark.master"] == "spark://master:7077"
+    assert conf["spark.jars.packages"] == "org.apache.iceberg:iceberg-aws-bundle:1.10.2"
+    assert conf["spark.executor.memory"] == "8g"
+    assert conf["spark.sql.catalog.lake.type"] == "rest" and conf["spark.sql.catalog.lake.token"] == "tok-123-secret"
+    assert conf["spark.sql.catalog.lake.s3.endpoint"] == "http://minio:9000"
+    assert conf["spark.sql.catalog.lake.io-impl"] == "org.apache.iceberg.aws.s3.S3FileIO"
+    assert "spark.sql.catalog.lake.py-io-impl" not in conf
+    assert conf["spark.sql.catalog.hms.type"] == "hive" and conf["spark.sql.catalog.hms.uri"] == "thrift://hms:9083"
+    assert conf["spark.sql.catalog.aws.type"] == "glue"
+    props = pyiceberg_properties(config.catalog("lake"))
+    assert props["token"] == "tok-123-secret" and props["py-io-impl"] == "pyiceberg.io.fsspec.FsspecFileIO" and "io-impl" not in props
+    assert "tok-123-secret" not in str(redact_mapping(conf))
+
+
+def test_jdbc_urls_for_spark() -> None:
+    assert jdbc_properties("postgresql+psycopg://u:p%40ss@db:5433/cat") == {
+        "uri": "jdbc:postgresql://db:5433/cat", "jdbc.user": "u", "jdbc.password": "p@ss"
+    }
+    assert jdbc_properties("mysql+pymysql://root@db/cat")["uri"] == "jdbc:mysql://db/cat"
+    with pytest.raises(ConfigError):
+        jdbc_properties("oracle://db/x")
+
+
+def test_redaction_of_urls_and_keys() -> None:
+    redacted = redact_mapping({"uri": "postgresql://u:hunter2@h/db", "s3.secret-access-key": "abc", "nested": {"password": "x"}, "plain": "ok"})
+    assert redacted == {"uri": "postgresql://u:***@h/db", "s3.secret-access-key": "***", "nested": {"password": "***"}, "plain": "ok"}

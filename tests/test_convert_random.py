@@ -1,0 +1,47 @@
+"""Randomised: CDC commits and CONVERT runs interleaved; the table always equals the model."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from maintenance.jobs.convert.job import convert
+from maintenance.jobs.result import COMMITTED, NOOP
+from maintenance.jobs.runner import run_job
+from maintenance.workload.cdc import CdcOptions, run_cdc_workload
+from maintenance.workload.shape import TableShape
+from tests.conftest import fresh_ref
+from tests.helpers import model_rows, spark_rows
+
+shapes = st.builds(
+    TableShape,
+    partitioning=st.sampled_from(["identity", "bucket", "none"]),
+    partitions=st.integers(min_value=1, max_value=3),
+    key=st.sampled_from(["single", "composite"]),
+)
+steps = st.lists(
+    st.one_of(
+        st.tuples(st.just("cdc"), st.integers(50, 400), st.integers(1, 3), st.floats(0.0, 0.5), st.floats(0.0, 0.2)),
+        st.tuples(st.just("convert"), st.sampled_from([None, "region=0", "id_bucket=0"])),
+    ),
+    min_size=2,
+    max_size=5,
+)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(shape=shapes, plan=steps, seed=st.integers(0, 10_000))
+def test_interleaved_workload_and_convert_keep_the_model(spark, config, shape: TableShape, plan: list, seed: int) -> None:
+    ref = fresh_ref(config, "rand")
+    model = None
+    for number, step in enumerate([("cdc", 300, 2, 0.2, 0.05), *plan]):
+        if step[0] == "cdc":
+            _, rows, commits, updates, deletes = step
+            options = CdcOptions(rows=rows, commits=commits, update_ratio=updates, delete_ratio=deletes, seed=seed + number, shape=shape)
+            _, model = run_cdc_workload(spark, config, ref, options)
+        else:
+            partitions = (step[1],) if step[1] else ()
+            result = run_job(config, ref, "convert", convert, verify=True, options={"partitions": partitions})
+            assert result.status in (COMMITTED, NOOP), result.error
+            assert result.status == NOOP or result.content_verified
+        assert spark_rows(spark, ref) == model_rows(model)
