@@ -15,7 +15,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from maintenance.errors import ConflictError
 from maintenance.fencing import SUMMARY_RUN_ID
@@ -24,10 +24,8 @@ from maintenance.jobs.convert.scan import ScanResult
 from maintenance.paths import normalise
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.fenced_table import FencedTable
-from maintenance.spark.jvm import JavaObject, java_long, jvm
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+from maintenance.spark.java_files import JavaFiles
+from maintenance.spark.jvm import JavaObject, java_long
 
 _GROUP = re.compile(r"/grp=(?P<seq>\d+)_(?P<part>\d+)/")
 
@@ -94,44 +92,6 @@ def _pack(groups: list[list[EqualityDelete]], limit: int) -> Iterator[list[Equal
         piece += group
     if piece:
         yield piece
-
-
-class JavaFiles:
-    """Java records of the planning snapshot's files, looked up by path (read once)."""
-
-    def __init__(self, spark: SparkSession, table: JavaObject, snapshot_id: int) -> None:
-        self.spark = spark
-        self.table = table
-        self.snapshot = table.snapshot(java_long(spark, snapshot_id))
-        self._iceberg = jvm(spark).org.apache.iceberg
-
-    def delete_files(self, paths: set[str]) -> dict[str, JavaObject]:
-        found = self._scan(self.snapshot.deleteManifests(self.table.io()), paths, self._iceberg.ManifestFiles.readDeleteManifest)
-        missing = paths - set(found)
-        if missing:
-            raise ConflictError(f"equality delete {sorted(missing)[0]} is not in the planning snapshot")
-        return found
-
-    def data_files(self, paths: set[str]) -> dict[str, JavaObject]:
-        return self._scan(self.snapshot.dataManifests(self.table.io()), paths, self._iceberg.ManifestFiles.read)
-
-    def _scan(self, manifests: Any, paths: set[str], open_manifest: Callable[..., Any]) -> dict[str, JavaObject]:
-        found: dict[str, JavaObject] = {}
-        specs = self.table.specs()
-        for manifest in manifests:
-            if len(found) == len(paths):
-                break
-            reader = open_manifest(manifest, self.table.io(), specs)
-            try:
-                iterator = reader.iterator()
-                while iterator.hasNext():
-                    content_file = iterator.next()
-                    location = str(content_file.location())
-                    if location in paths:
-                        found[location] = content_file
-            finally:
-                reader.close()
-        return found
 
 
 def still_live(io: JavaObject, planning_snapshot_id: int, run_id: str, data_paths: set[str], delete_paths: set[str]) -> Callable[[JavaObject], None]:

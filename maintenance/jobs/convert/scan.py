@@ -33,7 +33,7 @@ from pyiceberg.types import (
 from maintenance.errors import SparkJobError, UsageError
 from maintenance.jobs.convert.plan import ConvertPlan, FileRef, PartitionKey
 from maintenance.paths import hadoop_path
-from maintenance.spark.files import spark_file_names
+from maintenance.spark.file_rows import FIELD_ID, read_file_rows
 from maintenance.spark.errors import java_errors
 from maintenance.workload.writer import DELETE_FILE_PATH_ID, DELETE_POS_ID
 
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from pyspark.sql.types import DataType
 
 BROADCAST_DELETE_BYTES = 64 * 1024 * 1024
-_FIELD_ID = "parquet.field.id"
 
 
 @dataclass
@@ -83,7 +82,6 @@ def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, outpu
     observations: list[tuple[Observation, int]] = []
     delete_rows = 0
     with java_errors("CONVERT scan"):
-        spark.conf.set("spark.sql.parquet.fieldId.read.enabled", "true")
         for field_ids in sorted({d.equality_ids for d in plan.deletes}):
             deletes = [d for d in plan.deletes if d.equality_ids == field_ids]
             targets = _targets_of(plan, deletes)
@@ -124,8 +122,8 @@ def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, outpu
             .sortWithinPartitions("grp", "file_path", "pos")
             .select(
                 "grp",
-                F.col("file_path").alias("file_path", metadata={_FIELD_ID: DELETE_FILE_PATH_ID}),
-                F.col("pos").alias("pos", metadata={_FIELD_ID: DELETE_POS_ID}),
+                F.col("file_path").alias("file_path", metadata={FIELD_ID: DELETE_FILE_PATH_ID}),
+                F.col("pos").alias("pos", metadata={FIELD_ID: DELETE_POS_ID}),
             )
             .write.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
             .partitionBy("grp")
@@ -149,38 +147,28 @@ def _key_schema(schema: Schema, field_ids: Sequence[int]):  # type: ignore[no-un
     from pyspark.sql import types as T
 
     return T.StructType(
-        [T.StructField(f"k{fid}", spark_type(schema.find_field(fid).field_type), True, {_FIELD_ID: fid}) for fid in field_ids]
+        [T.StructField(f"k{fid}", spark_type(schema.find_field(fid).field_type), True, {FIELD_ID: fid}) for fid in field_ids]
     )
 
 
 def _rows(spark: SparkSession, files: Sequence[FileRef], key_schema, prefix: str, partitions: dict[PartitionKey, int]) -> DataFrame:  # type: ignore[no-untyped-def]
-    """Key columns of the files with their position and file attributes, columns prefixed d_ or e_."""
-    from pyspark.sql import functions as F
+    """Key columns of the files with their attributes, columns prefixed d_ (data, with pos) or e_."""
     from pyspark.sql import types as T
 
-    frame = spark.read.schema(key_schema).parquet(*[hadoop_path(f.path) for f in files])
-    # Spark names each file by its qualified Hadoop URI (file:/x where the table may say
-    # file:///x): map those names back to the table's own path strings. A name that does not
-    # match leaves its rows unmapped, which the completeness check refuses.
-    mapping = spark.createDataFrame(
-        list(zip(spark_file_names(spark, [f.path for f in files]), range(len(files)))),
-        T.StructType([T.StructField("spark_path", T.StringType()), T.StructField(f"{prefix}_idx", T.IntegerType())]),
-    )
-    attributes = spark.createDataFrame(
-        [(i, f.path, f.seq, partitions[f.partition_key], getattr(f, "is_global", False)) for i, f in enumerate(files)],
-        T.StructType([
+    prefixed = T.StructType([T.StructField(f"{prefix}_{f.name}", f.dataType, True, f.metadata) for f in key_schema.fields])
+    return read_file_rows(
+        spark,
+        [f.path for f in files],
+        prefixed,
+        index=f"{prefix}_idx",
+        attributes=[(i, f.path, f.seq, partitions[f.partition_key], getattr(f, "is_global", False)) for i, f in enumerate(files)],
+        attribute_schema=T.StructType([
             T.StructField(f"{prefix}_idx", T.IntegerType()), T.StructField(f"{prefix}_path", T.StringType()),
             T.StructField(f"{prefix}_seq", T.LongType()), T.StructField(f"{prefix}_part", T.IntegerType()),
             T.StructField(f"{prefix}_global", T.BooleanType()),
         ]),
+        with_position=prefix == "d",
     )
-    rows = frame.select(
-        *[F.col(field.name).alias(f"{prefix}_{field.name}") for field in key_schema.fields],
-        F.col("_metadata.file_path").alias("spark_path"),
-        F.col("_metadata.row_index").alias("pos"),
-    )
-    joined = rows.join(F.broadcast(mapping), "spark_path", "left").join(F.broadcast(attributes), f"{prefix}_idx", "left")
-    return joined if prefix == "d" else joined.drop("pos")
 
 
 def _null_safe_equal(data: DataFrame, removed: DataFrame, keys: Sequence[str]) -> Column:

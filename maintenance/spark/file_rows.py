@@ -1,0 +1,49 @@
+"""Reading table files' rows with Spark, each row tagged with the table file it came from.
+
+Files are read by Parquet field id (so renamed columns still match) with `_metadata`
+columns. Spark names each file by its qualified Hadoop URI (`file:/x` where the table may
+say `file:///x`); those names are mapped back to the table's own file index. A row whose
+file name does not map keeps a NULL index: callers count those and refuse to commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from maintenance.paths import hadoop_path
+from maintenance.spark.files import spark_file_names
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+FIELD_ID = "parquet.field.id"
+
+
+def read_file_rows(
+    spark: SparkSession,
+    paths: Sequence[str],
+    schema: StructType,
+    *,
+    index: str,
+    attributes: list[tuple[Any, ...]],
+    attribute_schema: StructType,
+    with_position: bool = False,
+) -> DataFrame:
+    """Rows of `paths` (columns of `schema`), joined to `attributes` (first field: the file's
+    index in `paths`, named `index`), plus `pos` when asked."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    spark.conf.set("spark.sql.parquet.fieldId.read.enabled", "true")
+    frame = spark.read.schema(schema).parquet(*[hadoop_path(p) for p in paths])
+    mapping = spark.createDataFrame(
+        list(zip(spark_file_names(spark, list(paths)), range(len(paths)))),
+        T.StructType([T.StructField("spark_path", T.StringType()), T.StructField(index, T.IntegerType())]),
+    )
+    columns = [F.col(f"`{field.name}`") for field in schema.fields] + [F.col("_metadata.file_path").alias("spark_path")]
+    if with_position:
+        columns.append(F.col("_metadata.row_index").alias("pos"))
+    rows = frame.select(*columns).join(F.broadcast(mapping), "spark_path", "left")
+    return rows.join(F.broadcast(spark.createDataFrame(attributes, attribute_schema)), index, "left").drop("spark_path")
