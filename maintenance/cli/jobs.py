@@ -47,6 +47,15 @@ def common_options(function):  # type: ignore[no-untyped-def]
 
 def register(cli: click.Group) -> None:
     from maintenance.jobs.convert.job import convert as convert_body
+    from maintenance.jobs.rewrite.job import rewrite as rewrite_body
+
+    @cli.command()
+    @common_options
+    @click.option("--partition", "partitions", multiple=True, metavar="PATH", help="Only this partition, as its path (e.g. region=3); repeatable.")
+    @pass_app
+    def rewrite(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, partitions: tuple[str, ...]) -> int:
+        """REWRITE position deletes: at most one file per partition and target size (a Spark job)."""
+        return run_and_report(app, table, "rewrite", rewrite_body, dry_run=dry_run, verify=verify, as_json=as_json, options={"partitions": partitions})
 
     @cli.command()
     @common_options

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from maintenance.errors import SparkJobError
 from maintenance.paths import hadoop_path
 from maintenance.spark.files import spark_file_names
 
@@ -47,3 +48,11 @@ def read_file_rows(
         columns.append(F.col("_metadata.row_index").alias("pos"))
     rows = frame.select(*columns).join(F.broadcast(mapping), "spark_path", "left")
     return rows.join(F.broadcast(spark.createDataFrame(attributes, attribute_schema)), index, "left").drop("spark_path")
+
+
+def check_complete(what: str, metrics: dict[str, Any], expected: int) -> None:
+    """Every row of every file was read and mapped back to its table file: else refuse to commit."""
+    if metrics["rows"] != expected or metrics["mapped"] != metrics["rows"]:
+        raise SparkJobError(
+            f"read {metrics['rows']} {what} rows ({metrics['mapped']} mapped to table files), expected {expected}; nothing was committed"
+        )

@@ -19,7 +19,8 @@ from typing import Any
 
 from maintenance.errors import ConflictError
 from maintenance.fencing import SUMMARY_RUN_ID
-from maintenance.jobs.convert.plan import ConvertPlan, EqualityDelete, PartitionKey
+from maintenance.jobs.convert.plan import ConvertPlan, EqualityDelete
+from maintenance.jobs.files import PartitionKey
 from maintenance.jobs.convert.scan import ScanResult
 from maintenance.paths import normalise
 from maintenance.spark.content_files import ContentFiles

@@ -20,27 +20,7 @@ from pyiceberg.table import Table
 from pyiceberg.types import IcebergType
 
 from maintenance.errors import UsageError
-from maintenance.manifests import live_entries
-
-PartitionKey = tuple[int, tuple[Any, ...]]  # (spec id, partition values)
-
-
-@dataclass(frozen=True)
-class FileRef:
-    """A live file of the planning snapshot, as much as planning and commit need."""
-
-    path: str
-    seq: int
-    spec_id: int
-    partition: tuple[Any, ...]
-    partition_path: str
-    records: int
-    size: int
-
-    @property
-    def partition_key(self) -> PartitionKey:
-        return (self.spec_id, self.partition)
-
+from maintenance.jobs.files import FileRef, PartitionKey, live_file_refs
 
 @dataclass(frozen=True)
 class EqualityDelete(FileRef):
@@ -101,27 +81,20 @@ def plan_convert(table: Table, snapshot_id: int, *, partitions: Sequence[str] = 
     snapshot = table.snapshot_by_id(snapshot_id)
     if snapshot is None:
         raise UsageError(f"no snapshot {snapshot_id}")
-    specs = table.specs()
     schema: Schema = table.schemas()[snapshot.schema_id] if snapshot.schema_id is not None else table.schema()
     wanted = set(partitions)
 
     deletes: list[tuple[EqualityDelete, DataFile]] = []
     data: list[tuple[FileRef, DataFile, str]] = []
-    for entry in live_entries(table, snapshot.manifests(table.io)):
-        f = entry.data_file
-        spec = specs[f.spec_id]
-        partition_path = spec.partition_to_path(f.partition, schema) if spec.fields else ""
-        values = tuple(f.partition[i] for i in range(len(f.partition))) if spec.fields else ()
-        common = dict(path=f.file_path, seq=int(entry.sequence_number or 0), spec_id=f.spec_id, partition=values,
-                      partition_path=partition_path, records=f.record_count, size=f.file_size_in_bytes)
+    for ref, f in live_file_refs(table, snapshot):
         if f.content == DataFileContent.EQUALITY_DELETES:
-            is_global = not spec.fields
-            if wanted and (is_global or partition_path not in wanted):
+            is_global = not table.specs()[f.spec_id].fields
+            if wanted and (is_global or ref.partition_path not in wanted):
                 continue  # a global delete can only be converted with the whole table
             _require_parquet(f, "equality delete")
-            deletes.append((EqualityDelete(**common, equality_ids=tuple(f.equality_ids or ()), is_global=is_global), f))
+            deletes.append((EqualityDelete(**vars(ref), equality_ids=tuple(f.equality_ids or ()), is_global=is_global), f))
         elif f.content == DataFileContent.DATA:
-            data.append((FileRef(**common), f, f.file_format.name))
+            data.append((ref, f, f.file_format.name))
 
     key_types = {fid: schema.find_field(fid).field_type for d, _ in deletes for fid in d.equality_ids}
     delete_bounds = {d.path: _Bounds(f, {fid: key_types[fid] for fid in d.equality_ids}) for d, f in deletes}

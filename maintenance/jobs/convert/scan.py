@@ -30,10 +30,11 @@ from pyiceberg.types import (
     TimestamptzType,
 )
 
-from maintenance.errors import SparkJobError, UsageError
-from maintenance.jobs.convert.plan import ConvertPlan, FileRef, PartitionKey
+from maintenance.errors import UsageError
+from maintenance.jobs.convert.plan import ConvertPlan
+from maintenance.jobs.files import FileRef, PartitionKey
 from maintenance.paths import hadoop_path
-from maintenance.spark.file_rows import FIELD_ID, read_file_rows
+from maintenance.spark.file_rows import FIELD_ID, check_complete, read_file_rows
 from maintenance.spark.errors import java_errors
 from maintenance.workload.writer import DELETE_FILE_PATH_ID, DELETE_POS_ID
 
@@ -97,7 +98,7 @@ def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, outpu
             # The delete side is small and may be broadcast (where observed metrics are not
             # delivered): count it on its own.
             delete_counts = removed.agg(F.count(F.lit(1)).alias("rows"), F.count("e_idx").alias("mapped")).collect()[0].asDict()
-            _check_complete("equality delete", delete_counts, sum(d.records for d in deletes))
+            check_complete("equality delete", delete_counts, sum(d.records for d in deletes))
             delete_rows += delete_counts["rows"]
             if sum(d.size for d in deletes) <= BROADCAST_DELETE_BYTES:
                 removed = F.broadcast(removed)
@@ -133,7 +134,7 @@ def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, outpu
 
     data_rows = 0
     for data_obs, data_expected in observations:
-        _check_complete("data", data_obs.get, data_expected)
+        check_complete("data", data_obs.get, data_expected)
         data_rows += data_obs.get["rows"]
     return ScanResult(output_dir, list(partitions), data_rows, delete_rows, int(written.get["rows"]))
 
@@ -178,11 +179,3 @@ def _null_safe_equal(data: DataFrame, removed: DataFrame, keys: Sequence[str]) -
         condition = term if condition is None else condition & term
     assert condition is not None
     return condition
-
-
-def _check_complete(what: str, metrics: dict, expected: int) -> None:
-    """Every row of every file was read and mapped back to its table file: else refuse to commit."""
-    if metrics["rows"] != expected or metrics["mapped"] != metrics["rows"]:
-        raise SparkJobError(
-            f"CONVERT read {metrics['rows']} {what} rows ({metrics['mapped']} mapped to table files), expected {expected}; nothing was committed"
-        )
