@@ -208,3 +208,19 @@ def test_cli_convert_json(spark, home, config: Config, cdc_table: CdcFactory, ca
     summary = spark.sql(f"SELECT summary FROM {ref.spark_name}.snapshots WHERE snapshot_id = {result['snapshot_id']}").collect()[0].summary
     assert summary["icemaint.job"] == "convert" and summary["icemaint.run-id"] == result["run_id"]
     assert int(summary["icemaint.lease-epoch"]) >= 1
+
+
+def test_deletes_of_keys_that_exist_nowhere_are_simply_removed(spark, config: Config) -> None:
+    """No key matches: the join is empty (Spark may prune the observed plan), nothing is written."""
+    ref = fresh_ref(config, "nomatch")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT, v STRING) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    commit_row_delta(spark, config, ref, rows=[{"id": i, "v": f"v{i}"} for i in range(50)])
+    commit_row_delta(spark, config, ref, equality_deletes=[{"id": 1000 + i} for i in range(20)], equality_columns=("id",))
+
+    outcome = run_convert(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    assert outcome.counters["equality_delete_files_removed"] == 1
+    assert outcome.counters["position_delete_files_added"] == 0
+    assert health_of(config, ref).equality_delete_files == 0
+    assert spark.sql(f"SELECT count(*) n FROM {ref.spark_name}").collect()[0].n == 50

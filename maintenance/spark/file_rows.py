@@ -8,7 +8,7 @@ file name does not map keeps a NULL index: callers count those and refuse to com
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from maintenance.errors import SparkJobError
@@ -56,3 +56,17 @@ def check_complete(what: str, metrics: dict[str, Any], expected: int) -> None:
         raise SparkJobError(
             f"read {metrics['rows']} {what} rows ({metrics['mapped']} mapped to table files), expected {expected}; nothing was committed"
         )
+
+
+def observed(observation: Any, fallback: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """An Observation's metrics, or `fallback()` (an explicit aggregation) when Spark pruned
+    the observed plan away, as adaptive execution does around joins that turn out empty."""
+    metrics = observation.get
+    return dict(metrics) if metrics else fallback()
+
+
+def row_counts(frame: DataFrame, mapped_column: str) -> dict[str, Any]:
+    """rows and mapped rows of a frame from read_file_rows, by an explicit aggregation."""
+    from pyspark.sql import functions as F
+
+    return frame.agg(F.count(F.lit(1)).alias("rows"), F.count(mapped_column).alias("mapped")).collect()[0].asDict()

@@ -34,7 +34,7 @@ from maintenance.errors import UsageError
 from maintenance.jobs.convert.plan import ConvertPlan
 from maintenance.jobs.files import FileRef, PartitionKey
 from maintenance.paths import hadoop_path
-from maintenance.spark.file_rows import FIELD_ID, check_complete, read_file_rows
+from maintenance.spark.file_rows import FIELD_ID, check_complete, observed, read_file_rows, row_counts
 from maintenance.spark.errors import java_errors
 from maintenance.workload.writer import DELETE_FILE_PATH_ID, DELETE_POS_ID
 
@@ -80,7 +80,7 @@ def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, outpu
         partitions.setdefault(ref.partition_key, len(partitions))
 
     results: list[DataFrame] = []
-    observations: list[tuple[Observation, int]] = []
+    observations: list[tuple[Observation, DataFrame, int]] = []
     delete_rows = 0
     with java_errors("CONVERT scan"):
         for field_ids in sorted({d.equality_ids for d in plan.deletes}):
@@ -91,13 +91,12 @@ def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, outpu
             keys = [f"k{fid}" for fid in field_ids]
             key_schema = _key_schema(schema, field_ids)
             data_obs = Observation()
-            data = _rows(spark, targets, key_schema, "d", partitions).observe(
-                data_obs, F.count(F.lit(1)).alias("rows"), F.count("d_idx").alias("mapped")
-            )
+            unobserved = _rows(spark, targets, key_schema, "d", partitions)
+            data = unobserved.observe(data_obs, F.count(F.lit(1)).alias("rows"), F.count("d_idx").alias("mapped"))
             removed = _rows(spark, deletes, key_schema, "e", partitions)
             # The delete side is small and may be broadcast (where observed metrics are not
             # delivered): count it on its own.
-            delete_counts = removed.agg(F.count(F.lit(1)).alias("rows"), F.count("e_idx").alias("mapped")).collect()[0].asDict()
+            delete_counts = row_counts(removed, "e_idx")
             check_complete("equality delete", delete_counts, sum(d.records for d in deletes))
             delete_rows += delete_counts["rows"]
             if sum(d.size for d in deletes) <= BROADCAST_DELETE_BYTES:
@@ -109,7 +108,7 @@ def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, outpu
                 data.pos.alias("pos"),
             )
             results.append(matched)
-            observations.append((data_obs, sum(t.records for t in targets)))
+            observations.append((data_obs, unobserved, sum(t.records for t in targets)))
 
         if not results:
             return ScanResult(output_dir, list(partitions), 0, delete_rows, 0)
@@ -132,11 +131,13 @@ def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, outpu
             .parquet(hadoop_path(output_dir))
         )
 
-    data_rows = 0
-    for data_obs, data_expected in observations:
-        check_complete("data", data_obs.get, data_expected)
-        data_rows += data_obs.get["rows"]
-    return ScanResult(output_dir, list(partitions), data_rows, delete_rows, int(written.get["rows"]))
+        data_rows = 0
+        for data_obs, unobserved, data_expected in observations:
+            counts = observed(data_obs, lambda frame=unobserved: row_counts(frame, "d_idx"))
+            check_complete("data", counts, data_expected)
+            data_rows += counts["rows"]
+        positions_written = observed(written, lambda: {"rows": union.distinct().count()})["rows"]
+    return ScanResult(output_dir, list(partitions), data_rows, delete_rows, int(positions_written))
 
 
 def _targets_of(plan: ConvertPlan, deletes: Sequence[FileRef]) -> list[FileRef]:

@@ -21,7 +21,7 @@ from maintenance.jobs.rewrite.plan import RewritePlan, plan_rewrite
 from maintenance.paths import hadoop_path
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.errors import java_errors
-from maintenance.spark.file_rows import FIELD_ID, check_complete, read_file_rows
+from maintenance.spark.file_rows import FIELD_ID, check_complete, observed, read_file_rows, row_counts
 from maintenance.spark.files import list_files
 from maintenance.spark.java_files import JavaFiles
 from maintenance.spark.jvm import java_long
@@ -79,6 +79,7 @@ def _combine(ctx: JobContext, plan: RewritePlan, output_dir: str) -> tuple[int, 
             attribute_schema=T.StructType([T.StructField("s_idx", T.IntegerType()), T.StructField("s_seq", T.LongType()), T.StructField("part", T.IntegerType())]),
         )
         read_obs, matched_obs, kept_obs = Observation(), Observation(), Observation()
+        unobserved = entries
         entries = entries.observe(read_obs, F.count(F.lit(1)).alias("rows"), F.count("s_idx").alias("mapped"))
         live = spark.createDataFrame(
             [(d.path, d.seq) for d in plan.data],
@@ -86,13 +87,8 @@ def _combine(ctx: JobContext, plan: RewritePlan, output_dir: str) -> tuple[int, 
         )
         # Readers match entries to data files by the exact path string; an entry applies to
         # a data file with a lower or equal sequence number than its delete file's.
-        kept = (
-            entries.join(live, (entries.file_path == live.d_path) & (live.d_seq <= entries.s_seq), "inner")
-            .select("part", "file_path", "pos")
-            .observe(matched_obs, F.count(F.lit(1)).alias("rows"))
-            .distinct()
-            .observe(kept_obs, F.count(F.lit(1)).alias("rows"))
-        )
+        live_entries = entries.join(live, (entries.file_path == live.d_path) & (live.d_seq <= entries.s_seq), "inner").select("part", "file_path", "pos")
+        kept = live_entries.observe(matched_obs, F.count(F.lit(1)).alias("rows")).distinct().observe(kept_obs, F.count(F.lit(1)).alias("rows"))
         bytes_per_record = max(1.0, sum(d.size for d, _ in sources) / max(1, sum(d.records for d, _ in sources)))
         (
             kept.repartition("part")
@@ -107,9 +103,11 @@ def _combine(ctx: JobContext, plan: RewritePlan, output_dir: str) -> tuple[int, 
             .mode("errorifexists")
             .parquet(hadoop_path(output_dir))
         )
-    records_read = sum(d.records for d, _ in sources)
-    check_complete("position delete", read_obs.get, records_read)
-    return records_read, int(matched_obs.get["rows"]), int(kept_obs.get["rows"])
+        records_read = sum(d.records for d, _ in sources)
+        check_complete("position delete", observed(read_obs, lambda: row_counts(unobserved, "s_idx")), records_read)
+        matched = observed(matched_obs, lambda: {"rows": live_entries.count()})["rows"]
+        written = observed(kept_obs, lambda: {"rows": live_entries.distinct().count()})["rows"]
+    return records_read, int(matched), int(written)
 
 
 def _commit(ctx: JobContext, plan: RewritePlan, written: list[str]) -> tuple[int, int, int]:

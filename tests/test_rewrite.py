@@ -1,0 +1,91 @@
+"""REWRITE on real tables: position deletes combined per partition, content unchanged."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from maintenance.catalogs import TableRef, load_table
+from maintenance.config import Config
+from maintenance.health import table_health
+from maintenance.jobs.convert.job import convert
+from maintenance.jobs.result import COMMITTED, NOOP, JobResult
+from maintenance.jobs.rewrite.job import rewrite
+from maintenance.jobs.runner import run_job
+from maintenance.workload.shape import TableShape
+from tests.conftest import CdcFactory
+from tests.helpers import model_rows, spark_rows
+from tests.test_cli import in_process
+
+
+def run_rewrite(config: Config, ref: TableRef) -> JobResult:
+    return run_job(config, ref, "rewrite", rewrite, verify=True)
+
+
+def position_files_per_partition(config: Config, ref: TableRef) -> dict[str, int]:
+    health = table_health(str(ref), load_table(config, ref), small_file_bytes=1)
+    return {p.partition: p.position_delete_files for p in health.partitions}
+
+
+def position_delete_sequences(spark, ref: TableRef) -> list[int]:  # type: ignore[no-untyped-def]
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    rows = spark.sql(f"SELECT sequence_number FROM {ref.spark_name}.entries WHERE status < 2 AND data_file.content = 1").collect()
+    return sorted(r.sequence_number for r in rows)
+
+
+@pytest.mark.parametrize("shape", [TableShape("identity", 3, "single"), TableShape("none", 3, "composite")], ids=lambda s: s.encode())
+def test_rewrite_leaves_one_position_delete_file_per_partition(spark, config: Config, cdc_table: CdcFactory, shape: TableShape) -> None:
+    ref, _, model = cdc_table(shape=shape, rows=3000, commits=6, update_ratio=0.2, delete_ratio=0.05)
+    assert run_job(config, ref, "convert", convert).status == COMMITTED
+    before = position_files_per_partition(config, ref)
+    highest = max(position_delete_sequences(spark, ref))
+    assert max(before.values()) > 1
+
+    outcome = run_rewrite(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    after = position_files_per_partition(config, ref)
+    assert set(after) == set(before) and max(after.values()) == 1
+    assert outcome.counters["delete_files_removed"] == sum(before.values())
+    assert spark_rows(spark, ref) == model_rows(model)
+    assert max(position_delete_sequences(spark, ref)) == highest  # the highest replaced sequence number
+    assert run_rewrite(config, ref).status == NOOP  # compact already
+
+
+def test_entries_of_removed_data_files_are_dropped(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, model = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
+    # A stock compaction rewrites the data files (applying deletes) but leaves the delete files.
+    spark.sql(f"CALL local.system.rewrite_data_files(table => '{ref.identifier}', options => map('rewrite-all', 'true'))")
+    assert run_job(config, ref, "convert", convert).status == COMMITTED
+
+    outcome = run_rewrite(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    assert outcome.counters["dangling_records_dropped"] > 0
+    assert spark_rows(spark, ref) == model_rows(model)
+
+
+def test_position_deletes_written_by_spark_merge_on_read(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(shape=TableShape("identity", 3, "single"), rows=1500, commits=3)
+    for statement in (
+        f"DELETE FROM {ref.spark_name} WHERE id % 5 = 0",
+        f"UPDATE {ref.spark_name} SET status = 'updated' WHERE id % 7 = 0",
+        f"DELETE FROM {ref.spark_name} WHERE id % 9 = 0",
+    ):
+        spark.sql(statement)
+    assert max(position_files_per_partition(config, ref).values()) > 1
+
+    outcome = run_rewrite(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    assert max(position_files_per_partition(config, ref).values()) == 1
+
+
+def test_cli_rewrite_json(spark, home, config: Config, cdc_table: CdcFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    ref, _, _ = cdc_table(rows=900, commits=4)
+    code, out, _ = in_process(capsys, "rewrite", ref.identifier, "--verify", "--json")
+    result = json.loads(out)
+    assert code == 0 and result["status"] == "committed" and result["content_verified"] is True
+    assert result["position_delete_files_added"] <= len(position_files_per_partition(config, ref))
+    assert max(position_files_per_partition(config, ref).values()) == 1
