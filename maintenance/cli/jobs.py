@@ -47,7 +47,16 @@ def common_options(function):  # type: ignore[no-untyped-def]
 
 def register(cli: click.Group) -> None:
     from maintenance.jobs.convert.job import convert as convert_body
+    from maintenance.jobs.merge.job import merge as merge_body
     from maintenance.jobs.rewrite.job import rewrite as rewrite_body
+
+    @cli.command()
+    @common_options
+    @click.option("--partition", "partitions", multiple=True, metavar="PATH", help="Only this partition, as its path (e.g. region=3); repeatable.")
+    @pass_app
+    def merge(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, partitions: tuple[str, ...]) -> int:
+        """MERGE deletes into data files and drop the delete files, sequence numbers kept (a Spark job)."""
+        return run_and_report(app, table, "merge", merge_body, dry_run=dry_run, verify=verify, as_json=as_json, options={"partitions": partitions})
 
     @cli.command()
     @common_options

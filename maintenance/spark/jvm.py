@@ -38,3 +38,12 @@ def int_array(spark: SparkSession, values: list[int]) -> JavaObject:
 def java_long(spark: SparkSession, value: int) -> JavaObject:
     """A java.lang.Long, for API calls whose long parameter would get an Integer."""
     return jvm(spark).java.lang.Long.valueOf(str(value))
+
+
+def static_call(spark: SparkSession, class_name: str, method: str) -> JavaObject:
+    """Call a static no-argument method by reflection. Py4J cannot reach a static method whose
+    name an instance method shares (SparkTableCache.get() beside get(String))."""
+    gateway = spark.sparkContext._gateway  # type: ignore[attr-defined]
+    java_class = getattr(jvm(spark), class_name)._java_lang_class
+    lang = jvm(spark).java.lang
+    return java_class.getMethod(method, gateway.new_array(lang.Class, 0)).invoke(None, gateway.new_array(lang.Object, 0))

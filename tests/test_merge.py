@@ -1,0 +1,119 @@
+"""MERGE on real tables: deletes applied into data files, delete files gone, sequence numbers kept."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from maintenance.catalogs import TableRef, load_table
+from maintenance.config import Config
+from maintenance.health import table_health
+from maintenance.jobs.merge.job import merge
+from maintenance.jobs.result import COMMITTED, FAILED, JobResult
+from maintenance.jobs.runner import run_job
+from maintenance.workload.shape import TableShape
+from tests.conftest import CdcFactory
+from tests.helpers import model_rows, spark_rows
+from tests.test_cli import in_process
+
+
+def run_merge(config: Config, ref: TableRef, **options: Any) -> JobResult:
+    return run_job(config, ref, "merge", merge, verify=True, options=options)
+
+
+def files_by_partition(spark, ref: TableRef) -> dict[str, set[str]]:  # type: ignore[no-untyped-def]
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    rows = spark.sql(f"SELECT partition.region region, file_path FROM {ref.spark_name}.files").collect()
+    out: dict[str, set[str]] = {}
+    for r in rows:
+        out.setdefault(f"region={r.region}", set()).add(r.file_path)
+    return out
+
+
+@pytest.mark.parametrize("shape", [TableShape("identity", 3, "single"), TableShape("none", 3, "single"), TableShape("bucket", 2, "composite")], ids=lambda s: s.encode())
+def test_merge_leaves_no_delete_files(spark, config: Config, cdc_table: CdcFactory, shape: TableShape) -> None:
+    ref, _, model = cdc_table(shape=shape, rows=3000, commits=6, update_ratio=0.2, delete_ratio=0.05)
+    planning_seq = load_table(config, ref).metadata.last_sequence_number
+
+    outcome = run_merge(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    health = table_health(str(ref), load_table(config, ref), small_file_bytes=1)
+    assert (health.position_delete_files, health.equality_delete_files) == (0, 0)
+    assert health.data_files < 6 * max(1, shape.partitions)  # small files packed
+    assert spark_rows(spark, ref) == model_rows(model)
+    seqs = {r.sequence_number for r in spark.sql(f"SELECT sequence_number FROM {ref.spark_name}.entries WHERE status < 2").collect()}
+    assert seqs == {planning_seq}  # the new data files keep the planning snapshot's sequence number
+
+
+def test_merge_of_one_partition_leaves_the_others_untouched(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, model = cdc_table(shape=TableShape("identity", 3, "single"), rows=2400, commits=4)
+    before = files_by_partition(spark, ref)
+
+    outcome = run_merge(config, ref, partitions=("region=1",))
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    after = files_by_partition(spark, ref)
+    assert after["region=0"] == before["region=0"] and after["region=2"] == before["region=2"]
+    assert not (after["region=1"] & before["region=1"])
+    partitions = {p.partition: p for p in table_health(str(ref), load_table(config, ref), small_file_bytes=1).partitions}
+    assert partitions["region=1"].position_delete_files == partitions["region=1"].equality_delete_files == 0
+    assert partitions["region=0"].equality_delete_files > 0
+    assert spark_rows(spark, ref) == model_rows(model)
+
+
+def test_equality_delete_committed_during_merge_still_applies(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """P1/P2 with an equality delete: both commit, and the row stays deleted."""
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
+    writer: dict[str, Any] = {}
+
+    def writer_commits(_event: object) -> None:
+        _, writer["result"], writer["model"] = cdc_table(ref=ref, rows=300, commits=1, update_ratio=0.6, delete_ratio=0.2, seed=77)
+
+    outcome = run_job(config, ref, "merge", merge, options={"progress": writer_commits})
+
+    assert outcome.status == COMMITTED, outcome.error
+    assert writer["result"].equality_delete_files >= 1
+    assert spark_rows(spark, ref) == model_rows(writer["model"])  # the writer's updates and deletes hold
+
+
+def test_position_delete_on_a_replaced_file_fails_merge_cleanly(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """P1/P2 with a position delete: the writer's commit stands, MERGE fails, a rerun succeeds."""
+    ref, _, model = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
+    victim = sorted(model.rows)[0][0]
+
+    def writer_deletes(_event: object) -> None:
+        spark.sql(f"DELETE FROM {ref.spark_name} WHERE id = {victim}")  # merge-on-read: a position delete
+
+    first = run_job(config, ref, "merge", merge, options={"progress": writer_deletes})
+
+    assert first.status == FAILED
+    assert "found new position delete for replaced data file" in (first.error or "").lower(), first.error
+    assert spark.sql(f"SELECT count(*) n FROM {ref.spark_name} WHERE id = {victim}").collect()[0].n == 0
+    second = run_merge(config, ref)
+    assert second.status == COMMITTED and second.content_verified, second.error
+    expected = [row for row in model_rows(model) if row[0] != victim]
+    assert spark_rows(spark, ref) == expected
+
+
+def test_tables_written_by_sparks_update_and_delete(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1200, commits=3)
+    spark.sql(f"UPDATE {ref.spark_name} SET status = 'touched' WHERE id % 4 = 0")
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 6 = 0")
+
+    outcome = run_merge(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    health = table_health(str(ref), load_table(config, ref), small_file_bytes=1)
+    assert (health.position_delete_files, health.equality_delete_files) == (0, 0)
+
+
+def test_cli_merge_json(spark, home, config: Config, cdc_table: CdcFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    ref, _, _ = cdc_table(shape=TableShape("none", 2, "single"), rows=900, commits=3)
+    code, out, _ = in_process(capsys, "merge", ref.identifier, "--verify", "--json")
+    result = json.loads(out)
+    assert code == 0 and result["status"] == "committed" and result["content_verified"] is True
+    health = table_health(str(ref), load_table(config, ref), small_file_bytes=1)
+    assert (health.position_delete_files, health.equality_delete_files) == (0, 0)
