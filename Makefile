@@ -26,7 +26,7 @@ demo: setup
 
 bench: setup
 	$(VENV)/bin/python benchmarks/lease_throughput.py
-	$(VENV)/bin/python benchmarks/convert.py
+	$(VENV)/bin/python benchmarks/compaction.py
 
 clean:
 	rm -rf $(VENV) .icemaint .pytest_cache .hypothesis

@@ -1,12 +1,11 @@
-"""CONVERT against Iceberg's stock delete merge, on identical CDC tables, in one run.
+"""icemaint's CONVERT, REWRITE and MERGE against Iceberg's stock delete merge, in one run.
 
-    .venv/bin/python benchmarks/convert.py [--rows 200000] [--commits 40] [--repeat 3]
+    .venv/bin/python benchmarks/compaction.py [--rows 200000] [--commits 40] [--repeat 3]
 
-Two tables are generated from the same seed (so they are identical, file for file). One
-gets icemaint's CONVERT; the other Iceberg's stock
-`rewrite_data_files(options => map('delete-file-threshold','1'))`, which merges deletes
-into data files (icemaint's own MERGE is not built yet). Prints, side by side: job time,
-full-scan time before and after (median of --repeat), files and bytes written, delete
+Identical tables are generated from the same seed, one per contender: icemaint CONVERT,
+icemaint CONVERT then REWRITE, icemaint MERGE, and Iceberg's stock
+`rewrite_data_files(options => map('delete-file-threshold','1'))`. Prints, side by side:
+job time, bytes written, full-scan time before and after (median of --repeat), delete
 files left. Every number is measured by this run.
 """
 
@@ -35,6 +34,8 @@ def main() -> None:
     from maintenance.fingerprint import content_fingerprint
     from maintenance.health import table_health
     from maintenance.jobs.convert.job import convert
+    from maintenance.jobs.merge.job import merge
+    from maintenance.jobs.rewrite.job import rewrite
     from maintenance.jobs.runner import run_job
     from maintenance.spark.session import get_spark
     from maintenance.workload.cdc import CdcOptions, run_cdc_workload
@@ -43,7 +44,7 @@ def main() -> None:
     config = load_config(None)
     spark = get_spark(config)
     options = CdcOptions(rows=args.rows, commits=args.commits, update_ratio=0.05, delete_ratio=0.01, shape=TableShape("identity", args.partitions, "single"))
-    tables = {name: parse_table_ref(f"bench.{name}", config) for name in ("convert", "stock")}
+    tables = {name: parse_table_ref(f"bench.{name}", config) for name in ("convert", "convert_rewrite", "merge", "stock")}
     for ref in tables.values():
         run_cdc_workload(spark, config, ref, options)
 
@@ -64,32 +65,44 @@ def main() -> None:
         fingerprint = content_fingerprint(spark, ref)
         scan_before = scan_seconds(ref)
         started = time.perf_counter()
-        if name == "convert":
-            result = run_job(config, ref, "convert", convert)
-            assert result.status == "committed", result.error
-            written_files = result.counters["position_delete_files_added"]
-            written_bytes = result.counters["bytes_written"]
-        else:
+        if name == "stock":
             out = spark.sql(
                 f"CALL local.system.rewrite_data_files(table => '{ref.identifier}', options => map('delete-file-threshold','1'))"
             ).collect()[0]
             written_files, written_bytes = out.added_data_files_count, out.rewritten_bytes_count
+        else:
+            written_files = written_bytes = 0
+            jobs = {"convert": [convert], "convert_rewrite": [convert, rewrite], "merge": [merge]}[name]
+            for body in jobs:
+                result = run_job(config, ref, body.__name__, body)
+                assert result.status == "committed", result.error
+                written_files += result.counters.get("position_delete_files_added", 0) + result.counters.get("data_files_added", 0)
+                written_bytes += result.counters["bytes_written"]
         job_seconds = time.perf_counter() - started
         after = health(ref)
         assert content_fingerprint(spark, ref).same_content(fingerprint), f"{name} changed the content"
         rows.append((name, before, after, job_seconds, scan_before, scan_seconds(ref), written_files, written_bytes))
 
     print(f"CDC table: {args.rows} change events, {args.commits} commits, {args.partitions} partitions (5% updates, 1% deletes); scans: median of {args.repeat}")
-    header = f"{'contender':<34} {'job s':>7} {'scan before s':>14} {'scan after s':>13} {'files written':>14} {'eq deletes left':>16} {'pos deletes left':>17}"
+    header = (
+        f"{'contender':<34} {'job s':>7} {'files written':>14} {'MB written':>11} {'scan before s':>14} {'scan after s':>13} "
+        f"{'eq deletes left':>16} {'pos deletes left':>17} {'data files':>11}"
+    )
     print(header)
-    labels = {"convert": "icemaint CONVERT", "stock": "stock rewrite_data_files (thr. 1)"}
-    for name, before, after, job_s, scan_before, scan_after, files, _bytes in rows:
+    labels = {
+        "convert": "icemaint CONVERT",
+        "convert_rewrite": "icemaint CONVERT + REWRITE",
+        "merge": "icemaint MERGE",
+        "stock": "stock rewrite_data_files (thr. 1)",
+    }
+    for name, before, after, job_s, scan_before, scan_after, files, written_bytes in rows:
         print(
-            f"{labels[name]:<34} {job_s:>7.1f} {scan_before:>14.2f} {scan_after:>13.2f} {files:>14} "
-            f"{after.equality_delete_files:>16} {after.position_delete_files:>17}"
+            f"{labels[name]:<34} {job_s:>7.1f} {files:>14} {written_bytes / 1e6:>11.2f} {scan_before:>14.2f} {scan_after:>13.2f} "
+            f"{after.equality_delete_files:>16} {after.position_delete_files:>17} {after.data_files:>11}"
         )
-    print(f"before maintenance each table had {rows[0][1].equality_delete_files} equality and {rows[0][1].position_delete_files} position delete files")
-    print("stock 'files written' are data files (its bytes column is bytes rewritten); CONVERT's are position delete files")
+    first = rows[0][1]
+    print(f"before maintenance each table had {first.data_files} data, {first.equality_delete_files} equality and {first.position_delete_files} position delete files")
+    print("files written: position delete files (CONVERT, REWRITE) or data files (MERGE, stock); stock MB is its rewritten-bytes count")
 
 
 if __name__ == "__main__":
