@@ -113,3 +113,14 @@ def test_workload_health_verify_as_in_the_issue(home: Path, spark, capsys: pytes
 
     code, _, err = in_process(capsys, "verify", "cli.orders", "--snapshot", "12345")
     assert code == 2 and "no snapshot 12345" in err
+
+
+def test_demo_runs_start_to_finish(home: Path, spark, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = in_process(capsys, "demo", "--table", "cli.demo_orders", "--rows", "2000", "--commits", "4")
+    assert code == 0, out
+    assert "rows matches the workload model" in out
+    assert "content verified: True" in out
+    after = out.split("5. health after:")[1]
+    assert "equality_delete_files    0" in after and "position_delete_files    0" in after
+    code, out, _ = in_process(capsys, "demo", "--table", "cli.demo_orders", "--rows", "1000", "--commits", "2")
+    assert code == 0 and "dropping the previous demo table" in out  # re-runnable
