@@ -18,6 +18,7 @@ from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema
 
+from maintenance.position_deletes import POSITION_DELETE_SCHEMA
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.jvm import JavaObject
 from maintenance.workload.model import Batch, Row
@@ -25,17 +26,6 @@ from maintenance.workload.shape import COLUMN_NAMES, TableShape
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-# Reserved field ids of position delete files (Iceberg spec, "Position Delete Files").
-DELETE_FILE_PATH_ID = 2147483546
-DELETE_POS_ID = 2147483545
-POSITION_DELETE_SCHEMA = pa.schema(
-    [
-        pa.field("file_path", pa.string(), nullable=False, metadata={b"PARQUET:field_id": str(DELETE_FILE_PATH_ID).encode()}),
-        pa.field("pos", pa.int64(), nullable=False, metadata={b"PARQUET:field_id": str(DELETE_POS_ID).encode()}),
-    ]
-)
-
 
 @dataclass
 class CommitStats:

@@ -33,10 +33,9 @@ from pyiceberg.types import (
 from maintenance.errors import UsageError
 from maintenance.jobs.convert.plan import ConvertPlan
 from maintenance.jobs.files import FileRef, PartitionKey
-from maintenance.paths import hadoop_path
 from maintenance.spark.file_rows import FIELD_ID, check_complete, observed, read_file_rows, row_counts
 from maintenance.spark.errors import java_errors
-from maintenance.workload.writer import DELETE_FILE_PATH_ID, DELETE_POS_ID
+from maintenance.spark.position_delete_writer import write_position_deletes
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -117,19 +116,7 @@ def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, outpu
         for more in results[1:]:
             union = union.unionByName(more)
         positions = union.distinct().observe(written, F.count(F.lit(1)).alias("rows"))
-        (
-            positions.repartition("grp")
-            .sortWithinPartitions("grp", "file_path", "pos")
-            .select(
-                "grp",
-                F.col("file_path").alias("file_path", metadata={FIELD_ID: DELETE_FILE_PATH_ID}),
-                F.col("pos").alias("pos", metadata={FIELD_ID: DELETE_POS_ID}),
-            )
-            .write.option("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")
-            .partitionBy("grp")
-            .mode("errorifexists")
-            .parquet(hadoop_path(output_dir))
-        )
+        write_position_deletes(positions, "grp", output_dir)
 
         data_rows = 0
         for data_obs, unobserved, data_expected in observations:

@@ -21,7 +21,7 @@ from pyiceberg.types import StringType
 
 from maintenance.jobs.convert.plan import plan_convert
 from maintenance.jobs.files import FileRef, PartitionKey, live_file_refs
-from maintenance.workload.writer import DELETE_FILE_PATH_ID
+from maintenance.position_deletes import DELETE_FILE_PATH_ID
 
 
 @dataclass

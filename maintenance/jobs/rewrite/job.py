@@ -18,14 +18,14 @@ from maintenance.catalogs import load_table
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.result import COMMITTED, NOOP, JobOutcome
 from maintenance.jobs.rewrite.plan import RewritePlan, plan_rewrite
-from maintenance.paths import hadoop_path
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.errors import java_errors
 from maintenance.spark.file_rows import FIELD_ID, check_complete, observed, read_file_rows, row_counts
 from maintenance.spark.files import list_files
 from maintenance.spark.java_files import JavaFiles
 from maintenance.spark.jvm import java_long
-from maintenance.workload.writer import DELETE_FILE_PATH_ID, DELETE_POS_ID
+from maintenance.position_deletes import DELETE_FILE_PATH_ID, DELETE_POS_ID
+from maintenance.spark.position_delete_writer import write_position_deletes
 
 log = structlog.get_logger(__name__)
 _PART = re.compile(r"/part=(?P<part>\d+)/")
@@ -90,19 +90,7 @@ def _combine(ctx: JobContext, plan: RewritePlan, output_dir: str) -> tuple[int, 
         live_entries = entries.join(live, (entries.file_path == live.d_path) & (live.d_seq <= entries.s_seq), "inner").select("part", "file_path", "pos")
         kept = live_entries.observe(matched_obs, F.count(F.lit(1)).alias("rows")).distinct().observe(kept_obs, F.count(F.lit(1)).alias("rows"))
         bytes_per_record = max(1.0, sum(d.size for d, _ in sources) / max(1, sum(d.records for d, _ in sources)))
-        (
-            kept.repartition("part")
-            .sortWithinPartitions("part", "file_path", "pos")
-            .select(
-                "part",
-                F.col("file_path").alias("file_path", metadata={FIELD_ID: DELETE_FILE_PATH_ID}),
-                F.col("pos").alias("pos", metadata={FIELD_ID: DELETE_POS_ID}),
-            )
-            .write.option("maxRecordsPerFile", max(1, int(plan.target_size / bytes_per_record)))
-            .partitionBy("part")
-            .mode("errorifexists")
-            .parquet(hadoop_path(output_dir))
-        )
+        write_position_deletes(kept, "part", output_dir, max_records_per_file=max(1, int(plan.target_size / bytes_per_record)))
         records_read = sum(d.records for d, _ in sources)
         check_complete("position delete", observed(read_obs, lambda: row_counts(unobserved, "s_idx")), records_read)
         matched = observed(matched_obs, lambda: {"rows": live_entries.count()})["rows"]
