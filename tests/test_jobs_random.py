@@ -1,11 +1,14 @@
-"""Randomised: CDC commits and CONVERT runs interleaved; the table always equals the model."""
+"""Randomised: CDC commits and CONVERT, REWRITE and MERGE runs interleaved; the table
+always equals the Python model, and every job verifies its own content."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from maintenance.jobs.convert.job import convert
+from maintenance.jobs.merge.job import merge
+from maintenance.jobs.rewrite.job import rewrite
 from maintenance.jobs.result import COMMITTED, NOOP
 from maintenance.jobs.runner import run_job
 from maintenance.workload.cdc import CdcOptions, run_cdc_workload
@@ -22,16 +25,22 @@ shapes = st.builds(
 steps = st.lists(
     st.one_of(
         st.tuples(st.just("cdc"), st.integers(50, 400), st.integers(1, 3), st.floats(0.0, 0.5), st.floats(0.0, 0.2)),
-        st.tuples(st.just("convert"), st.sampled_from([None, "region=0", "id_bucket=0"])),
+        st.tuples(st.sampled_from(["convert", "rewrite", "merge"]), st.sampled_from([None, "region=0", "id_bucket=0"])),
     ),
     min_size=2,
-    max_size=5,
+    max_size=6,
 )
+JOBS = {"convert": convert, "rewrite": rewrite, "merge": merge}
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(shape=shapes, plan=steps, seed=st.integers(0, 10_000))
-def test_interleaved_workload_and_convert_keep_the_model(spark, config, shape: TableShape, plan: list, seed: int) -> None:
+@example(
+    shape=TableShape("identity", 2, "single"),
+    plan=[("merge", "region=0"), ("cdc", 300, 2, 0.4, 0.1), ("convert", None), ("cdc", 200, 2, 0.3, 0.1), ("rewrite", None), ("merge", None)],
+    seed=3,
+)
+def test_interleaved_workload_and_jobs_keep_the_model(spark, config, shape: TableShape, plan: list, seed: int) -> None:
     ref = fresh_ref(config, "rand")
     model = None
     for number, step in enumerate([("cdc", 300, 2, 0.2, 0.05), *plan]):
@@ -40,8 +49,8 @@ def test_interleaved_workload_and_convert_keep_the_model(spark, config, shape: T
             options = CdcOptions(rows=rows, commits=commits, update_ratio=updates, delete_ratio=deletes, seed=seed + number, shape=shape)
             _, model = run_cdc_workload(spark, config, ref, options)
         else:
-            partitions = (step[1],) if step[1] else ()
-            result = run_job(config, ref, "convert", convert, verify=True, options={"partitions": partitions})
+            job, partition = step
+            result = run_job(config, ref, job, JOBS[job], verify=True, options={"partitions": (partition,) if partition else ()})
             assert result.status in (COMMITTED, NOOP), result.error
             assert result.status == NOOP or result.content_verified
         assert spark_rows(spark, ref) == model_rows(model)
