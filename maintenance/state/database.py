@@ -118,6 +118,15 @@ def current_revision(connection: Connection) -> str | None:
 
 def upgrade(engine: Engine) -> str | None:
     """Bring the schema to the newest migration; a no-op when it is there. Returns the revision."""
+    if engine.dialect.name == "sqlite":
+        # The first connection to a new file switches it to WAL, which needs the file to
+        # itself: processes starting together take the file lock before connecting at all.
+        with _sqlite_file_lock(engine):
+            return _upgrade(engine)
+    return _upgrade(engine)
+
+
+def _upgrade(engine: Engine) -> str | None:
     head = head_revision()
     with unavailable_as_error(), engine.connect() as connection:
         if current_revision(connection) == head:
@@ -164,13 +173,18 @@ def _migration_lock(engine: Engine, connection: Connection) -> Iterator[None]:
             connection.rollback()
             connection.execute(text("SELECT RELEASE_LOCK(:name)"), {"name": _MYSQL_LOCK_NAME})
     else:
-        database = engine.url.database
-        if not database or database == ":memory:":
+        yield  # SQLite: upgrade() already holds the file lock
+
+
+@contextmanager
+def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
+    database = engine.url.database
+    if not database or database == ":memory:":
+        yield
+        return
+    with open(f"{database}.migrate.lock", "a+") as lock_file:
+        fcntl.flock(lock_file, fcntl.LOCK_EX)
+        try:
             yield
-            return
-        with open(f"{database}.migrate.lock", "a+") as lock_file:
-            fcntl.flock(lock_file, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock_file, fcntl.LOCK_UN)
+        finally:
+            fcntl.flock(lock_file, fcntl.LOCK_UN)
