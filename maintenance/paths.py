@@ -35,9 +35,3 @@ def hadoop_path(path: str) -> str:
     if parts.scheme.lower() in ("s3", "s3n"):
         return "s3a" + path[len(parts.scheme) :]
     return path
-
-
-def is_under(path: str, prefix: str) -> bool:
-    """Whether `path` lies inside the folder `prefix`, comparing normalised forms."""
-    child, parent = normalise(path), normalise(prefix)
-    return child == parent or child.startswith(parent.rstrip("/") + "/")
