@@ -45,6 +45,11 @@ def common_options(function):  # type: ignore[no-untyped-def]
     return function
 
 
+partition_option = click.option(
+    "--partition", "partitions", multiple=True, metavar="PATH", help="Only this partition, as its path (e.g. region=3); repeatable."
+)
+
+
 def register(cli: click.Group) -> None:
     from maintenance.jobs.convert.job import convert as convert_body
     from maintenance.jobs.merge.job import merge as merge_body
@@ -52,7 +57,7 @@ def register(cli: click.Group) -> None:
 
     @cli.command()
     @common_options
-    @click.option("--partition", "partitions", multiple=True, metavar="PATH", help="Only this partition, as its path (e.g. region=3); repeatable.")
+    @partition_option
     @pass_app
     def merge(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, partitions: tuple[str, ...]) -> int:
         """MERGE deletes into data files and drop the delete files, sequence numbers kept (a Spark job)."""
@@ -60,7 +65,7 @@ def register(cli: click.Group) -> None:
 
     @cli.command()
     @common_options
-    @click.option("--partition", "partitions", multiple=True, metavar="PATH", help="Only this partition, as its path (e.g. region=3); repeatable.")
+    @partition_option
     @pass_app
     def rewrite(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, partitions: tuple[str, ...]) -> int:
         """REWRITE position deletes: at most one file per partition and target size (a Spark job)."""
@@ -68,7 +73,7 @@ def register(cli: click.Group) -> None:
 
     @cli.command()
     @common_options
-    @click.option("--partition", "partitions", multiple=True, metavar="PATH", help="Only this partition, as its path (e.g. region=3); repeatable.")
+    @partition_option
     @click.option("--max-files-per-commit", type=click.IntRange(min=1), default=None, help="At most this many equality delete files per commit.")
     @pass_app
     def convert(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, partitions: tuple[str, ...], max_files_per_commit: int | None) -> int:
