@@ -35,3 +35,18 @@ def hadoop_path(path: str) -> str:
     if parts.scheme.lower() in ("s3", "s3n"):
         return "s3a" + path[len(parts.scheme) :]
     return path
+
+
+def without_authority(path: str) -> str:
+    """The path part of a normalised key, scheme and authority dropped: two files with the
+    same path part but different keys are an authority mismatch, never to be guessed at."""
+    key = normalise(path)
+    parts = urlsplit(key)
+    return parts.path if parts.scheme else key
+
+
+def is_under(path: str, folder: str) -> bool:
+    """Whether `path` lies inside `folder` (same scheme and authority), spellings normalised.
+    `/t/a` is not under `/t/ab`: the comparison is by whole path segments."""
+    key, root = normalise(path), normalise(folder)
+    return key != root and key.startswith(root.rstrip("/") + "/")

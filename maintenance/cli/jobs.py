@@ -52,6 +52,8 @@ partition_option = click.option(
 
 def register(cli: click.Group) -> None:
     from maintenance.jobs.convert.job import convert as convert_body
+    from maintenance.jobs.expire.job import expire as expire_body
+    from maintenance.jobs.orphans.job import orphans as orphans_body
     from maintenance.jobs.merge.job import merge as merge_body
     from maintenance.jobs.rewrite.job import rewrite as rewrite_body
 
@@ -82,3 +84,40 @@ def register(cli: click.Group) -> None:
             app, table, "convert", convert_body, dry_run=dry_run, verify=verify, as_json=as_json,
             options={"partitions": partitions, "max_files_per_commit": max_files_per_commit},
         )
+
+    @cli.command()
+    @common_options
+    @click.option("--older-than", "older_than", metavar="DURATION", default=None,
+                  help="Expire snapshots older than this (e.g. 5d); default: the table's history.expire.max-snapshot-age-ms, else 5 days.")
+    @click.option("--retain-last", type=click.IntRange(min=1), default=None,
+                  help="Keep at least this many snapshots per branch; default: history.expire.min-snapshots-to-keep, else 1.")
+    @click.option("--checkpoint-key", "checkpoint_keys", multiple=True, metavar="KEY",
+                  help="A snapshot summary key marking a writer's resume point (repeatable; adds to flink.max-committed-checkpoint-id).")
+    @pass_app
+    def expire(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, older_than: str | None, retain_last: int | None, checkpoint_keys: tuple[str, ...]) -> int:
+        """EXPIRE old snapshots, delete the files only they used and old metadata.json versions."""
+        from maintenance.durations import parse_duration
+        from maintenance.jobs.expire.plan import DEFAULT_CHECKPOINT_KEYS, Retention
+
+        retention = Retention(
+            max_snapshot_age_ms=int(parse_duration(older_than) * 1000) if older_than is not None else None,
+            min_snapshots_to_keep=retain_last,
+            checkpoint_keys=tuple(dict.fromkeys((*DEFAULT_CHECKPOINT_KEYS, *checkpoint_keys))),
+        )
+        return run_and_report(app, table, "expire", expire_body, dry_run=dry_run, verify=verify, as_json=as_json, options={"retention": retention})
+
+    @cli.command()
+    @common_options
+    @click.option("--older-than", "older_than", metavar="DURATION", default="3d", show_default=True,
+                  help="Only files last modified longer ago than this are deleted.")
+    @click.option("--force", is_flag=True, help="Allow a margin below 1 hour.")
+    @pass_app
+    def orphans(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, older_than: str, force: bool) -> int:
+        """Delete ORPHAN files under the table location that no metadata references."""
+        from maintenance.durations import parse_duration
+        from maintenance.jobs.orphans.job import check_margin
+
+        older_than_s = parse_duration(older_than)
+        check_margin(older_than_s, force, dry_run)
+        return run_and_report(app, table, "orphans", orphans_body, dry_run=dry_run, verify=verify, as_json=as_json,
+                              options={"older_than_s": older_than_s, "force": force})

@@ -1,0 +1,22 @@
+"""Durations as people write them in policies and on the command line: `3d`, `12h`, `90s`."""
+
+from __future__ import annotations
+
+import re
+
+from maintenance.errors import UsageError
+
+_UNITS_S = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+_DURATION = re.compile(r"^\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m|h|d|w)?\s*$")
+
+
+def parse_duration(text: str | int | float) -> float:
+    """Seconds. A bare number is seconds."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        if text < 0:
+            raise UsageError(f"duration cannot be negative: {text}")
+        return float(text)
+    match = _DURATION.match(str(text))
+    if match is None:
+        raise UsageError(f"not a duration: {text!r} (use e.g. 90s, 30m, 12h, 3d, 2w)")
+    return float(match["n"]) * _UNITS_S[match["unit"] or "s"]

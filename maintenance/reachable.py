@@ -1,0 +1,100 @@
+"""Which files a table's metadata references: what expiry may not delete and what orphan
+cleanup must subtract from a listing.
+
+All paths are compared as `paths.normalise` keys. Reads are metadata only (manifest lists
+and manifests through pyiceberg, in parallel), never the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import structlog
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import ManifestFile
+from pyiceberg.serializers import FromInputFile
+from pyiceberg.table import Table
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.snapshots import Snapshot
+
+from maintenance.paths import normalise
+
+log = structlog.get_logger(__name__)
+_READERS = 8
+VERSION_HINT = "version-hint.text"
+
+
+def _parallel(function: Callable, items: list) -> list:  # type: ignore[type-arg]
+    if not items:
+        return []
+    with ThreadPoolExecutor(max_workers=min(_READERS, len(items))) as pool:
+        return list(pool.map(function, items))
+
+
+def manifests_of(io: FileIO, snapshots: Iterable[Snapshot]) -> dict[str, ManifestFile]:
+    """The manifests the snapshots' manifest lists name, by normalised path."""
+    found: dict[str, ManifestFile] = {}
+    for manifests in _parallel(lambda s: s.manifests(io), [s for s in snapshots if s.manifest_list]):
+        for manifest in manifests:
+            found.setdefault(normalise(manifest.manifest_path), manifest)
+    return found
+
+
+def content_paths(io: FileIO, manifests: Iterable[ManifestFile], *, live_only: bool) -> set[str]:
+    """Data and delete files the manifests name (only ADDED/EXISTING entries if `live_only`)."""
+    found: set[str] = set()
+    read = lambda m: [e.data_file.file_path for e in m.fetch_manifest_entry(io, discard_deleted=live_only)]  # noqa: E731
+    for paths in _parallel(read, list(manifests)):
+        found.update(normalise(p) for p in paths)
+    return found
+
+
+def statistics_paths(metadata: TableMetadata, snapshot_ids: set[int] | None = None) -> set[str]:
+    """Statistics and partition-statistics files (of the given snapshots, or all)."""
+    files = [*metadata.statistics, *metadata.partition_statistics]
+    return {normalise(f.statistics_path) for f in files if snapshot_ids is None or f.snapshot_id in snapshot_ids}
+
+
+@dataclass
+class ReferencedFiles:
+    """Every file any snapshot of any metadata version still names, as normalised keys."""
+
+    keys: set[str] = field(default_factory=set)
+    metadata_versions_read: int = 0
+    metadata_versions_missing: int = 0
+    _manifest_lists: set[str] = field(default_factory=set)
+    _manifests: set[str] = field(default_factory=set)
+
+    def __contains__(self, path: str) -> bool:
+        return normalise(path) in self.keys
+
+    def add_table(self, table: Table) -> None:
+        """The current metadata and every metadata version its log still lists."""
+        self.add_metadata(table.io, table.metadata, table.metadata_location)
+        for entry in table.metadata.metadata_log:
+            key = normalise(entry.metadata_file)
+            if key in self.keys:
+                continue
+            self.keys.add(key)
+            try:
+                older = FromInputFile.table_metadata(table.io.new_input(entry.metadata_file))
+            except FileNotFoundError:
+                self.metadata_versions_missing += 1  # already cleaned up: names nothing more
+                continue
+            self.add_metadata(table.io, older, entry.metadata_file)
+
+    def add_metadata(self, io: FileIO, metadata: TableMetadata, metadata_location: str) -> None:
+        self.metadata_versions_read += 1
+        self.keys.add(normalise(metadata_location))
+        self.keys.add(normalise(f"{metadata_location.rsplit('/', 1)[0]}/{VERSION_HINT}"))
+        self.keys.update(statistics_paths(metadata))
+        snapshots = [s for s in metadata.snapshots if s.manifest_list and normalise(s.manifest_list) not in self._manifest_lists]
+        self._manifest_lists.update(normalise(s.manifest_list) for s in snapshots)
+        self.keys.update(normalise(s.manifest_list) for s in snapshots)
+        manifests = {key: m for key, m in manifests_of(io, snapshots).items() if key not in self._manifests}
+        self._manifests.update(manifests)
+        self.keys.update(manifests)
+        # Every entry, deleted ones included: a file a snapshot still names is never an orphan.
+        self.keys.update(content_paths(io, manifests.values(), live_only=False))

@@ -1,0 +1,157 @@
+"""EXPIRE on real tables: retention, refs and checkpoints kept, only dead files deleted."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from maintenance.catalogs import TableRef, load_table
+from maintenance.config import Config
+from maintenance.fingerprint import content_fingerprint
+from maintenance.jobs.expire.job import expire
+from maintenance.jobs.expire.plan import Retention
+from maintenance.jobs.merge.job import merge
+from maintenance.jobs.result import COMMITTED, NOOP, JobResult
+from maintenance.jobs.runner import run_job
+from maintenance.workload.cdc import CdcOptions, run_cdc_workload
+from maintenance.workload.shape import TableShape
+from tests.conftest import CdcFactory
+from tests.file_checks import local, missing_referenced_files
+from tests.helpers import model_rows, spark_rows
+from tests.test_cli import in_process
+
+AGGRESSIVE = Retention(max_snapshot_age_ms=0, min_snapshots_to_keep=1)
+CHECKPOINT_KEY = "flink.max-committed-checkpoint-id"
+
+
+def run_expire(config: Config, ref: TableRef, retention: Retention = AGGRESSIVE, dry_run: bool = False) -> JobResult:
+    return run_job(config, ref, "expire", expire, verify=not dry_run, dry_run=dry_run, options={"retention": retention})
+
+
+def snapshot_ids(config: Config, ref: TableRef) -> list[int]:
+    return [s.snapshot_id for s in load_table(config, ref).snapshots()]
+
+
+def time_travel_rows(spark, ref: TableRef, snapshot_id: int) -> int:  # type: ignore[no-untyped-def]
+    return spark.read.option("snapshot-id", snapshot_id).table(ref.spark_name.replace("`", "")).count()
+
+
+def test_expiry_after_merge_deletes_replaced_files_and_keeps_content(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, model = cdc_table(shape=TableShape("identity", 3, "single"), rows=2000, commits=4, update_ratio=0.2, delete_ratio=0.05)
+    assert run_job(config, ref, "merge", merge).status == COMMITTED
+    before = load_table(config, ref)
+    replaced = [p for s in before.snapshots() for m in s.manifests(before.io) for p in [e.data_file.file_path for e in m.fetch_manifest_entry(before.io)]]
+    current_files = {e.data_file.file_path for m in before.current_snapshot().manifests(before.io) for e in m.fetch_manifest_entry(before.io)}
+    dead = sorted(set(replaced) - current_files)
+    assert dead and all(local(p).exists() for p in dead)
+
+    result = run_expire(config, ref)
+
+    assert result.status == COMMITTED and result.content_verified, result.error
+    after = load_table(config, ref)
+    assert [s.snapshot_id for s in after.snapshots()] == [after.metadata.current_snapshot_id]
+    assert result.counters["snapshots_expired"] == len(before.snapshots()) - 1
+    assert not [p for p in dead if local(p).exists()], "files only expired snapshots used are deleted"
+    assert missing_referenced_files(after) == []
+    assert result.counters["files_deleted"] >= len(dead)
+    assert spark_rows(spark, ref) == model_rows(model)
+    assert run_expire(config, ref).status == NOOP
+
+
+def test_retention_by_age_and_count_defaults_to_table_properties(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=600, commits=5)
+    ids = snapshot_ids(config, ref)
+    spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('history.expire.max-snapshot-age-ms'='0', 'history.expire.min-snapshots-to-keep'='3')")
+
+    result = run_expire(config, ref, Retention())
+
+    assert result.status == COMMITTED, result.error
+    assert snapshot_ids(config, ref) == ids[-3:]
+    assert result.counters["min_snapshots_to_keep"] == 3
+    # The table's own defaults: nothing is five days old, so nothing goes.
+    ref2, _, _ = cdc_table(rows=600, commits=3)
+    assert run_expire(config, ref2, Retention()).counters["snapshots_to_expire"] == 0
+
+
+def test_branches_and_tags_keep_their_snapshots(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=800, commits=6)
+    ids = snapshot_ids(config, ref)
+    spark.sql(f"ALTER TABLE {ref.spark_name} CREATE TAG `release` AS OF VERSION {ids[1]}")
+    spark.sql(f"ALTER TABLE {ref.spark_name} CREATE BRANCH `audit` AS OF VERSION {ids[3]} RETAIN 30 DAYS WITH SNAPSHOT RETENTION 2 SNAPSHOTS")
+    tagged_rows = time_travel_rows(spark, ref, ids[1])
+
+    result = run_expire(config, ref)
+
+    assert result.status == COMMITTED and result.content_verified, result.error
+    kept = set(snapshot_ids(config, ref))
+    assert kept == {ids[1], ids[2], ids[3], ids[-1]}  # the tag; two on the branch; main's head
+    assert spark.sql(f"SELECT count(*) FROM {ref.spark_name} VERSION AS OF 'release'").first()[0] == tagged_rows
+    assert missing_referenced_files(load_table(config, ref)) == []
+
+
+def test_checkpoint_snapshot_survives_aggressive_expiry(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=800, commits=2)
+    name = ref.spark_name.replace("`", "")
+    for checkpoint in (7, 8):  # a streaming sink's commits, each marking its checkpoint
+        spark.range(checkpoint * 10_000, checkpoint * 10_000 + 3).selectExpr(
+            "id", "cast(id % 2 as int) region", "'sink' customer", "cast(1 as decimal(12,2)) amount", "'new' status", "current_timestamp() updated_at", "1L version"
+        ).writeTo(name).option(f"snapshot-property.{CHECKPOINT_KEY}", str(checkpoint)).append()
+    ids_with_checkpoints = snapshot_ids(config, ref)
+    checkpoint_snapshot = ids_with_checkpoints[-1]
+    run_cdc_workload(spark, config, ref, CdcOptions(shape=TableShape("identity", 2, "single"), rows=800, commits=3, seed=99))
+    before = content_fingerprint(spark, ref)
+    checkpoint_rows = time_travel_rows(spark, ref, checkpoint_snapshot)
+
+    result = run_expire(config, ref)
+
+    assert result.status == COMMITTED and result.content_verified, result.error
+    kept = snapshot_ids(config, ref)
+    assert checkpoint_snapshot in kept
+    assert ids_with_checkpoints[-2] not in kept and ids_with_checkpoints[0] not in kept
+    assert len(kept) == 4  # the checkpoint and the three commits after it: the chain from the head
+    assert result.counters["checkpoint_snapshots_kept"] == {CHECKPOINT_KEY: checkpoint_snapshot}
+    assert time_travel_rows(spark, ref, checkpoint_snapshot) == checkpoint_rows
+    assert content_fingerprint(spark, ref).same_content(before)
+
+
+def test_dry_run_lists_and_changes_nothing(spark, config: Config, cdc_table: CdcFactory, capsys) -> None:
+    ref, _, _ = cdc_table(rows=600, commits=3)
+    assert run_job(config, ref, "merge", merge).status == COMMITTED
+    table = load_table(config, ref)
+    ids = snapshot_ids(config, ref)
+
+    code, out, _ = in_process(capsys, "expire", str(ref), "--older-than", "0s", "--dry-run", "--json")
+
+    report = json.loads(out)
+    assert code == 0 and report["status"] == NOOP and report["dry_run"]
+    assert report["snapshot_ids_to_expire"] == ids[:-1]
+    assert report["would_delete"] and all(local(p).exists() for p in report["would_delete"])
+    assert snapshot_ids(config, ref) == ids and load_table(config, ref).metadata_location == table.metadata_location
+
+
+def test_old_metadata_files_beyond_the_kept_count_are_deleted(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=400, commits=2)
+    spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('write.metadata.previous-versions-max'='2')")
+    run_cdc_workload(spark, config, ref, CdcOptions(rows=400, commits=4, seed=5))
+    table = load_table(config, ref)
+    folder = local(table.metadata_location).parent
+    assert len(list(folder.glob("*.metadata.json"))) > 3
+
+    result = run_expire(config, ref, Retention())  # nothing old enough to expire: metadata cleanup only
+
+    after = load_table(config, ref)
+    kept = {local(after.metadata_location), *(local(e.metadata_file) for e in after.metadata.metadata_log)}
+    assert result.status == COMMITTED, result.error
+    assert len(kept) == 3  # the current version and the two the log keeps
+    assert set(folder.glob("*.metadata.json")) == kept
+    assert result.counters["old_metadata_files"] == result.counters["files_deleted"] > 0
+    assert missing_referenced_files(after) == []
+
+
+def test_aggressive_retention_flags_are_validated(capsys, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=200, commits=1)
+    code, _, err = in_process(capsys, "expire", str(ref), "--older-than", "soon")
+    assert code == 2 and "not a duration" in err and len(err.strip().splitlines()) == 1
+    with pytest.raises(Exception, match="at least 1"):
+        Retention(min_snapshots_to_keep=0)
