@@ -27,6 +27,7 @@ demo: setup
 bench: setup
 	$(VENV)/bin/python benchmarks/lease_throughput.py
 	$(VENV)/bin/python benchmarks/compaction.py
+	$(VENV)/bin/python benchmarks/orphans.py
 
 clean:
 	rm -rf $(VENV) .icemaint .pytest_cache .hypothesis

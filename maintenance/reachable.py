@@ -33,22 +33,40 @@ def _parallel(function: Callable, items: list) -> list:  # type: ignore[type-arg
         return list(pool.map(function, items))
 
 
-def manifests_of(io: FileIO, snapshots: Iterable[Snapshot]) -> dict[str, ManifestFile]:
-    """The manifests the snapshots' manifest lists name, by normalised path."""
+def manifests_of(io: FileIO, snapshots: Iterable[Snapshot], missing: list[str] | None = None) -> dict[str, ManifestFile]:
+    """The manifests the snapshots' manifest lists name, by normalised path. A missing
+    manifest list is an error unless `missing` collects it (an already expired snapshot)."""
     found: dict[str, ManifestFile] = {}
-    for manifests in _parallel(lambda s: s.manifests(io), [s for s in snapshots if s.manifest_list]):
+    read = _tolerant(lambda s: s.manifests(io), lambda s: s.manifest_list, missing)
+    for manifests in _parallel(read, [s for s in snapshots if s.manifest_list]):
         for manifest in manifests:
             found.setdefault(normalise(manifest.manifest_path), manifest)
     return found
 
 
-def content_paths(io: FileIO, manifests: Iterable[ManifestFile], *, live_only: bool) -> set[str]:
+def content_paths(io: FileIO, manifests: Iterable[ManifestFile], *, live_only: bool, missing: list[str] | None = None) -> set[str]:
     """Data and delete files the manifests name (only ADDED/EXISTING entries if `live_only`)."""
     found: set[str] = set()
-    read = lambda m: [e.data_file.file_path for e in m.fetch_manifest_entry(io, discard_deleted=live_only)]  # noqa: E731
+    read = _tolerant(
+        lambda m: [e.data_file.file_path for e in m.fetch_manifest_entry(io, discard_deleted=live_only)], lambda m: m.manifest_path, missing
+    )
     for paths in _parallel(read, list(manifests)):
         found.update(normalise(p) for p in paths)
     return found
+
+
+def _tolerant(read: Callable, name: Callable, missing: list[str] | None) -> Callable:  # type: ignore[type-arg]
+    if missing is None:
+        return read
+
+    def guarded(item):  # type: ignore[no-untyped-def]
+        try:
+            return read(item)
+        except FileNotFoundError:
+            missing.append(name(item))
+            return []
+
+    return guarded
 
 
 def statistics_paths(metadata: TableMetadata, snapshot_ids: set[int] | None = None) -> set[str]:
@@ -64,6 +82,7 @@ class ReferencedFiles:
     keys: set[str] = field(default_factory=set)
     metadata_versions_read: int = 0
     metadata_versions_missing: int = 0
+    missing_in_older_versions: list[str] = field(default_factory=list)  # files of expired snapshots
     _manifest_lists: set[str] = field(default_factory=set)
     _manifests: set[str] = field(default_factory=set)
 
@@ -83,9 +102,13 @@ class ReferencedFiles:
             except FileNotFoundError:
                 self.metadata_versions_missing += 1  # already cleaned up: names nothing more
                 continue
-            self.add_metadata(table.io, older, entry.metadata_file)
+            self.add_metadata(table.io, older, entry.metadata_file, current=False)
 
-    def add_metadata(self, io: FileIO, metadata: TableMetadata, metadata_location: str) -> None:
+    def add_metadata(self, io: FileIO, metadata: TableMetadata, metadata_location: str, current: bool = True) -> None:
+        """A metadata version's files. In the current version a missing manifest list or
+        manifest is an error (its references would be unknown); in older versions it belongs
+        to a snapshot expiry already cleaned up."""
+        missing = None if current else self.missing_in_older_versions
         self.metadata_versions_read += 1
         self.keys.add(normalise(metadata_location))
         self.keys.add(normalise(f"{metadata_location.rsplit('/', 1)[0]}/{VERSION_HINT}"))
@@ -93,8 +116,8 @@ class ReferencedFiles:
         snapshots = [s for s in metadata.snapshots if s.manifest_list and normalise(s.manifest_list) not in self._manifest_lists]
         self._manifest_lists.update(normalise(s.manifest_list) for s in snapshots)
         self.keys.update(normalise(s.manifest_list) for s in snapshots)
-        manifests = {key: m for key, m in manifests_of(io, snapshots).items() if key not in self._manifests}
+        manifests = {key: m for key, m in manifests_of(io, snapshots, missing).items() if key not in self._manifests}
         self._manifests.update(manifests)
         self.keys.update(manifests)
         # Every entry, deleted ones included: a file a snapshot still names is never an orphan.
-        self.keys.update(content_paths(io, manifests.values(), live_only=False))
+        self.keys.update(content_paths(io, manifests.values(), live_only=False, missing=missing))

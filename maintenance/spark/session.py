@@ -86,6 +86,10 @@ def catalog_spark_conf(catalog: CatalogConfig) -> dict[str, str]:
         props["uri"] = catalog.uri
     if catalog.warehouse:
         props["warehouse"] = catalog.warehouse
+    # Other writers commit all the time: a cached table up to 30 s stale could plan a job on
+    # old metadata. (Iceberg's own remove_orphan_files on a stale cached table deletes live
+    # files: benchmarks/orphans.py shows it.) Loading metadata is cheap next to any job.
+    props.setdefault("cache-enabled", "false")
     props.update(catalog.spark_properties)
     conf.update({f"{prefix}.{key}": value for key, value in props.items()})
     return conf

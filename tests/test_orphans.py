@@ -1,0 +1,221 @@
+"""ORPHANS on real tables: old unreferenced files go, everything live or fresh stays."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from maintenance.catalogs import TableRef, load_table
+from maintenance.config import Config
+from maintenance.jobs.expire.job import expire
+from maintenance.jobs.expire.plan import Retention
+from maintenance.jobs.merge.job import merge
+from maintenance.jobs.orphans.job import orphans
+from maintenance.jobs.orphans.plan import OrphanSafetyError, plan_orphans
+from maintenance.jobs.result import COMMITTED, FAILED, NOOP, JobResult
+from maintenance.jobs.runner import run_job
+from maintenance.listing import ListedFile, list_location
+from maintenance.reachable import ReferencedFiles
+from maintenance.workload.shape import TableShape
+from tests.conftest import CdcFactory, fresh_ref
+from tests.file_checks import age, local, missing_referenced_files, plant
+from tests.helpers import model_rows, spark_rows
+from tests.test_cli import in_process
+
+DAY_S = 86400
+
+
+def run_orphans(config: Config, ref: TableRef, older_than_s: float = 3 * DAY_S, dry_run: bool = False) -> JobResult:
+    return run_job(config, ref, "orphans", orphans, verify=not dry_run, dry_run=dry_run, options={"older_than_s": older_than_s})
+
+
+def location_of(config: Config, ref: TableRef) -> Path:
+    return local(load_table(config, ref).location())
+
+
+def all_files(folder: Path) -> set[Path]:
+    return {p for p in folder.rglob("*") if p.is_file()}
+
+
+def age_everything(folder: Path, days: float) -> None:
+    """The table's own files look as old as the planted ones: only references protect them."""
+    for path in all_files(folder):
+        age(path, days)
+
+
+def test_old_orphans_go_fresh_ones_and_live_files_stay(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, model = cdc_table(shape=TableShape("identity", 2, "single"), rows=1200, commits=3)
+    root = location_of(config, ref)
+    age_everything(root, 10)
+    live = {p for p in all_files(root)}
+    old = [
+        plant(root / "data" / "region=0" / "00000-dead-from-a-failed-job.parquet", 5),
+        plant(root / "data" / "stray.parquet", 4),
+        plant(root / "stray-folder" / "nested" / "leftover.bin", 30),
+        plant(root / "metadata" / "snap-1-1-deadbeef.avro", 7),
+    ]
+    fresh = [
+        plant(root / "data" / "region=1" / "00001-being-written-now.parquet", 0),  # a write in progress
+        plant(root / "stray-folder" / "today.bin", 1),
+    ]
+    hidden = plant(root / "data" / "_SUCCESS", 20)
+
+    result = run_orphans(config, ref)
+
+    assert result.status == COMMITTED and result.content_verified, result.error
+    assert result.counters["files_deleted"] == result.counters["orphan_files"] == len(old)
+    assert not [p for p in old if p.exists()]
+    assert all(p.exists() for p in fresh) and hidden.exists()
+    assert all(p.exists() for p in live), "no live file is ever deleted"
+    assert missing_referenced_files(load_table(config, ref)) == []
+    assert spark_rows(spark, ref) == model_rows(model)
+    assert run_orphans(config, ref).status == NOOP
+
+
+def test_metadata_spelled_file_colon_slash_while_listing_gives_file_triple_slash(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, model = cdc_table(rows=800, commits=3)
+    table = load_table(config, ref)
+    data_paths = [e.data_file.file_path for m in table.current_snapshot().manifests(table.io) for e in m.fetch_manifest_entry(table.io)]
+    listed = [f.location for f in list_location(table.io, table.location())]
+    assert all(p.startswith("file:/") and not p.startswith("file://") for p in data_paths), data_paths[:1]
+    assert listed and all(p.startswith("file:///") for p in listed)
+    root = location_of(config, ref)
+    age_everything(root, 10)
+    before = all_files(root)
+
+    result = run_orphans(config, ref)
+
+    assert result.status == NOOP and result.content_verified, result.error
+    assert result.counters["files_referenced"] > 0 and result.counters["orphan_files"] == 0
+    assert all_files(root) == before
+    assert spark_rows(spark, ref) == model_rows(model)
+
+
+def test_expiry_then_orphans_keep_content_and_every_retained_snapshot(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, model = cdc_table(shape=TableShape("bucket", 3, "composite"), rows=2000, commits=5, update_ratio=0.25, delete_ratio=0.05)
+    assert run_job(config, ref, "merge", merge).status == COMMITTED
+    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
+
+    _, model = run_cdc_workload(spark, config, ref, CdcOptions(shape=TableShape("bucket", 3, "composite"), rows=2000, commits=3, seed=11))
+    table = load_table(config, ref)
+    keep = table.snapshots()[-3:]
+    rows_at = {s.snapshot_id: spark.read.option("snapshot-id", s.snapshot_id).table(ref.spark_name.replace("`", "")).count() for s in keep}
+    root = location_of(config, ref)
+    planted = plant(root / "data" / "orphan-from-crash.parquet", 9)
+
+    expired = run_job(config, ref, "expire", expire, verify=True, options={"retention": Retention(max_snapshot_age_ms=0, min_snapshots_to_keep=3)})
+    age_everything(root, 10)
+    cleaned = run_orphans(config, ref)
+
+    assert expired.status == COMMITTED and expired.content_verified, expired.error
+    assert cleaned.status == COMMITTED and cleaned.content_verified, cleaned.error
+    assert not planted.exists()
+    after = load_table(config, ref)
+    assert [s.snapshot_id for s in after.snapshots()] == [s.snapshot_id for s in keep]
+    for snapshot_id, rows in rows_at.items():
+        assert spark.read.option("snapshot-id", snapshot_id).table(ref.spark_name.replace("`", "")).count() == rows
+    assert missing_referenced_files(after) == []
+    assert spark_rows(spark, ref) == model_rows(model)
+
+
+def test_nothing_outside_the_table_location_is_touched(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref = fresh_ref(config, prefix="outside")
+    name = ref.spark_name
+    spark.sql(f"CREATE TABLE {name} (id bigint, v string) USING iceberg TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='copy-on-write')")
+    spark.sql(f"INSERT INTO {name} VALUES (1, 'a'), (2, 'b')")
+    root = location_of(config, ref)
+    # A sibling whose name extends the table's (a prefix match would take it), and a file the
+    # table references from outside its location.
+    sibling = plant(root.parent / f"{root.name}-backup" / "data" / "old.parquet", 30)
+    outside = root.parent / f"{root.name}-imported" / "part.parquet"
+    outside.parent.mkdir(parents=True)
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"id": pa.array([3], pa.int64()), "v": ["c"]}), outside)
+    load_table(config, ref).add_files([str(outside)])
+    spark.sql(f"REFRESH TABLE {name}")
+    spark.sql(f"DELETE FROM {name} WHERE id = 3")  # copy-on-write: the imported file leaves the table
+    age(outside, 30)
+    age_everything(root, 10)
+
+    expired = run_job(config, ref, "expire", expire, verify=True, options={"retention": Retention(max_snapshot_age_ms=0)})
+    cleaned = run_orphans(config, ref)
+
+    assert expired.status == COMMITTED and expired.content_verified, expired.error
+    assert expired.counters["files_outside_location_kept"] == 1
+    assert cleaned.status in (COMMITTED, NOOP) and cleaned.content_verified, cleaned.error
+    assert outside.exists() and sibling.exists()
+    assert sorted(r.id for r in spark.sql(f"SELECT id FROM {name}").collect()) == [1, 2]
+
+
+def test_another_table_inside_the_location_stops_the_job(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=300, commits=1)
+    root = location_of(config, ref)
+    inner = fresh_ref(config, prefix="inner")
+    spark.sql(f"CREATE TABLE {inner.spark_name} (id bigint) USING iceberg LOCATION 'file://{root}/nested-table'")
+    spark.sql(f"INSERT INTO {inner.spark_name} VALUES (1)")
+    age_everything(root, 10)
+    before = all_files(root)
+
+    result = run_orphans(config, ref)
+
+    assert result.status == FAILED and "another table" in (result.error or "")
+    assert all_files(root) == before
+    assert spark.sql(f"SELECT count(*) FROM {inner.spark_name}").first()[0] == 1
+
+
+def test_dry_run_lists_candidates_and_deletes_nothing(capsys, spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=300, commits=1)
+    root = location_of(config, ref)
+    planted = plant(root / "data" / "forgotten.parquet", 5)
+
+    code, out, _ = in_process(capsys, "orphans", str(ref), "--dry-run", "--json")
+
+    report = json.loads(out)
+    assert code == 0 and report["status"] == NOOP and report["files_deleted"] == 0
+    assert [local(p) for p in report["would_delete"]] == [planted] and planted.exists()
+
+
+def test_margin_below_an_hour_needs_force(capsys, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=300, commits=1)
+    planted = plant(location_of(config, ref) / "data" / "just-written.parquet", 0)
+
+    code, _, err = in_process(capsys, "orphans", str(ref), "--older-than", "10m")
+    assert code == 2 and "--force" in err and len(err.strip().splitlines()) == 1
+    assert planted.exists()
+
+    code, out, _ = in_process(capsys, "orphans", str(ref), "--older-than", "0s", "--force", "--json")
+    assert code == 0 and json.loads(out)["files_deleted"] == 1 and not planted.exists()
+
+
+@pytest.mark.parametrize(
+    "referenced, listed, orphan",
+    [
+        ("s3://bucket/t/data/a.parquet", "s3a://bucket/t/data/a.parquet", False),  # one store, two schemes
+        ("s3n://Bucket/t/data//a.parquet", "s3://bucket/t/data/a.parquet", False),
+        ("file:/w/t/data/a%20b.parquet", "file:///w/t/data/a b.parquet", False),
+        ("/w/t/data/a.parquet", "file:///w/t/data/b.parquet", True),
+    ],
+)
+def test_spellings_of_one_file_are_one_file(referenced: str, listed: str, orphan: bool) -> None:
+    refs = ReferencedFiles(keys={__import__("maintenance.paths").paths.normalise(referenced)})
+    plan = plan_orphans([ListedFile(listed, listed.rsplit("/t/", 1)[1], 0, 1)], refs, older_than_ms=1)
+    assert bool(plan.candidates) == orphan
+
+
+@pytest.mark.parametrize(
+    "referenced, listed",
+    [
+        ("s3://bucket-a/t/data/a.parquet", "s3://bucket-b/t/data/a.parquet"),
+        ("hdfs://nn1:8020/w/t/data/a.parquet", "hdfs://nn2:8020/w/t/data/a.parquet"),
+        ("hdfs://nn1/w/t/data/a.parquet", "file:///w/t/data/a.parquet"),
+    ],
+)
+def test_authority_mismatch_stops_instead_of_deleting(referenced: str, listed: str) -> None:
+    from maintenance.paths import normalise
+
+    with pytest.raises(OrphanSafetyError, match="mismatch"):
+        plan_orphans([ListedFile(listed, "data/a.parquet", 0, 1)], ReferencedFiles(keys={normalise(referenced)}), older_than_ms=1)
