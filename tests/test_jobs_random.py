@@ -6,7 +6,11 @@ from __future__ import annotations
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from maintenance.catalogs import load_table
 from maintenance.jobs.convert.job import convert
+from maintenance.jobs.expire.job import expire
+from maintenance.jobs.expire.plan import Retention
+from maintenance.jobs.orphans.job import orphans
 from maintenance.jobs.merge.job import merge
 from maintenance.jobs.rewrite.job import rewrite
 from maintenance.jobs.result import COMMITTED, NOOP
@@ -14,6 +18,7 @@ from maintenance.jobs.runner import run_job
 from maintenance.workload.cdc import CdcOptions, run_cdc_workload
 from maintenance.workload.shape import TableShape
 from tests.conftest import fresh_ref
+from tests.file_checks import missing_referenced_files
 from tests.helpers import model_rows, spark_rows
 
 shapes = st.builds(
@@ -26,18 +31,28 @@ steps = st.lists(
     st.one_of(
         st.tuples(st.just("cdc"), st.integers(50, 400), st.integers(1, 3), st.floats(0.0, 0.5), st.floats(0.0, 0.2)),
         st.tuples(st.sampled_from(["convert", "rewrite", "merge"]), st.sampled_from([None, "region=0", "id_bucket=0"])),
+        st.tuples(st.just("expire"), st.integers(1, 3)),
+        st.tuples(st.just("orphans"), st.none()),
     ),
     min_size=2,
     max_size=6,
 )
-JOBS = {"convert": convert, "rewrite": rewrite, "merge": merge}
+JOBS = {"convert": convert, "rewrite": rewrite, "merge": merge, "expire": expire, "orphans": orphans}
+
+
+def job_options(job: str, argument: object) -> dict:
+    if job == "expire":  # everything but the newest `argument` snapshots per branch
+        return {"retention": Retention(max_snapshot_age_ms=0, min_snapshots_to_keep=argument)}
+    if job == "orphans":  # no margin: every unreferenced file goes
+        return {"older_than_s": 0, "force": True}
+    return {"partitions": (argument,) if argument else ()}
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(shape=shapes, plan=steps, seed=st.integers(0, 10_000))
 @example(
     shape=TableShape("identity", 2, "single"),
-    plan=[("merge", "region=0"), ("cdc", 300, 2, 0.4, 0.1), ("convert", None), ("cdc", 200, 2, 0.3, 0.1), ("rewrite", None), ("merge", None)],
+    plan=[("merge", "region=0"), ("cdc", 300, 2, 0.4, 0.1), ("convert", None), ("expire", 1), ("cdc", 200, 2, 0.3, 0.1), ("rewrite", None), ("orphans", None), ("merge", None)],
     seed=3,
 )
 def test_interleaved_workload_and_jobs_keep_the_model(spark, config, shape: TableShape, plan: list, seed: int) -> None:
@@ -49,8 +64,9 @@ def test_interleaved_workload_and_jobs_keep_the_model(spark, config, shape: Tabl
             options = CdcOptions(rows=rows, commits=commits, update_ratio=updates, delete_ratio=deletes, seed=seed + number, shape=shape)
             _, model = run_cdc_workload(spark, config, ref, options)
         else:
-            job, partition = step
-            result = run_job(config, ref, job, JOBS[job], verify=True, options={"partitions": (partition,) if partition else ()})
+            job, argument = step
+            result = run_job(config, ref, job, JOBS[job], verify=True, options=job_options(job, argument))
             assert result.status in (COMMITTED, NOOP), result.error
             assert result.status == NOOP or result.content_verified
         assert spark_rows(spark, ref) == model_rows(model)
+        assert missing_referenced_files(load_table(config, ref)) == []
