@@ -14,6 +14,7 @@ from pathlib import Path
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.table import Table
+from sqlalchemy.exc import SQLAlchemyError
 
 from maintenance.config import CatalogConfig, Config
 from maintenance.errors import CatalogUnavailableError, UnknownTableError, UsageError
@@ -95,6 +96,31 @@ def load_table(config: Config, ref: TableRef) -> Table:
         return catalog.load_table(ref.identifier)
     except (NoSuchTableError, NoSuchNamespaceError):
         raise UnknownTableError(f"unknown table '{ref}'") from None
+    except (OSError, ConnectionError, SQLAlchemyError) as exc:
+        raise CatalogUnavailableError(f"catalog '{ref.catalog}' is unavailable: {_one_line(exc)}") from exc
+
+
+def list_tables(config: Config) -> list[TableRef]:
+    """Every table of every configured catalog, namespaces walked to any depth."""
+    refs = []
+    for name in config.catalogs:
+        catalog = get_catalog(config, name)
+        try:
+            pending = [tuple(ns) for ns in catalog.list_namespaces()]
+            while pending:
+                namespace = pending.pop()
+                refs.extend(TableRef(name, tuple(ident[:-1]), ident[-1]) for ident in catalog.list_tables(namespace))
+                pending.extend(tuple(ns) for ns in catalog.list_namespaces(namespace) if tuple(ns) != namespace)
+        except (NoSuchNamespaceError, NotImplementedError):
+            continue
+        except (OSError, ConnectionError, SQLAlchemyError) as exc:
+            raise CatalogUnavailableError(f"catalog '{name}' is unavailable: {_one_line(exc)}") from exc
+    return sorted(refs, key=str)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = redact_text(str(exc)).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def table_exists(config: Config, ref: TableRef) -> bool:

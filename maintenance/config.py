@@ -61,6 +61,18 @@ class LeaseConfig:
 
 
 @dataclass(frozen=True)
+class DaemonConfig:
+    """How the scheduler runs: see README, Deployment."""
+
+    interval_s: float = 60.0  # between evaluations of every table
+    max_concurrent_jobs: int = 2  # across tables; one job per table at any time
+    spark_idle_s: float = 300.0  # stop Spark after this long without a job
+    shutdown_grace_s: float = 120.0  # on SIGTERM, let a running job finish this long, then cancel it
+    metrics_port: int = 9464  # Prometheus /metrics and /healthz; 0 turns it off
+    metrics_host: str = "0.0.0.0"
+
+
+@dataclass(frozen=True)
 class Config:
     home: Path
     default_catalog: str
@@ -71,6 +83,7 @@ class Config:
     health: HealthConfig
     leases: LeaseConfig
     source: str  # the file it came from, or "embedded default"
+    daemon: DaemonConfig = DaemonConfig()
 
     def catalog(self, name: str) -> CatalogConfig:
         from maintenance.errors import UnknownCatalogError
@@ -125,7 +138,7 @@ def embedded_default() -> Config:
 
 def parse_config(raw: Mapping[str, Any], *, source: str, base_dir: Path) -> Config:
     raw = _interpolate_env(raw, source)
-    _reject_unknown(raw, {"home", "default_catalog", "catalogs", "state", "spark", "policies", "health", "leases"}, source, "top level")
+    _reject_unknown(raw, {"home", "default_catalog", "catalogs", "state", "spark", "policies", "health", "leases", "daemon"}, source, "top level")
     home = Path(raw["home"]).expanduser() if raw.get("home") else home_from_env()
     if not home.is_absolute():
         home = (base_dir / home).resolve()
@@ -161,6 +174,7 @@ def parse_config(raw: Mapping[str, Any], *, source: str, base_dir: Path) -> Conf
         health=_parse_health(raw.get("health") or {}, source),
         leases=_parse_leases(raw.get("leases") or {}, source),
         source=source,
+        daemon=_parse_daemon(raw.get("daemon") or {}, source),
     )
 
 
@@ -234,6 +248,32 @@ def _parse_leases(raw: Any, source: str) -> LeaseConfig:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ConfigError(f"{source}: leases.ttl_seconds must be a positive number")
     return LeaseConfig(ttl_seconds=float(value))
+
+
+def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
+    from maintenance.durations import parse_duration
+    from maintenance.errors import UsageError
+
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: 'daemon' must be a mapping")
+    keys = {"interval": "interval_s", "spark_idle": "spark_idle_s", "shutdown_grace": "shutdown_grace_s"}
+    _reject_unknown(raw, {*keys, "max_concurrent_jobs", "metrics_port", "metrics_host"}, source, "daemon")
+    values: dict[str, Any] = {}
+    for key, attr in keys.items():
+        if key in raw:
+            try:
+                values[attr] = parse_duration(raw[key])
+            except UsageError as exc:
+                raise ConfigError(f"{source}: daemon.{key}: {exc}") from None
+    for key, low in (("max_concurrent_jobs", 1), ("metrics_port", 0)):
+        if key in raw:
+            value = raw[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < low or value > 65535:
+                raise ConfigError(f"{source}: daemon.{key} must be an integer of at least {low}")
+            values[key] = value
+    if "metrics_host" in raw:
+        values["metrics_host"] = str(raw["metrics_host"])
+    return DaemonConfig(**values)
 
 
 def _string_list(value: Any, source: str, key: str) -> list[str]:

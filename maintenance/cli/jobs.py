@@ -8,6 +8,7 @@ import click
 
 from maintenance.cli.main import AppContext, pass_app
 from maintenance.cli.output import emit_fields, emit_json
+from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import EXIT_FAILED, EXIT_OK
 from maintenance.jobs.result import JobResult
 from maintenance.jobs.runner import JobBody, run_job
@@ -18,7 +19,8 @@ def run_and_report(app: AppContext, table: str, job: str, body: JobBody, *, dry_
     from maintenance.catalogs import load_table
 
     load_table(app.config, ref)  # an unknown table is a usage error, before any lease
-    result = run_job(app.config, ref, job, body, dry_run=dry_run, verify=verify, options=options)
+    with progress_display(f"{job} {ref}", enabled=wanted(as_json)) as progress:
+        result = run_job(app.config, ref, job, body, dry_run=dry_run, verify=verify, options={**options, "progress": progress})
     report(result, as_json)
     return EXIT_OK if result.ok else EXIT_FAILED
 

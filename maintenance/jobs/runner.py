@@ -42,7 +42,10 @@ def run_job(
     verify: bool = False,
     options: dict | None = None,
     state: StateStore | None = None,
+    precheck: Callable[[], str | None] | None = None,
 ) -> JobResult:
+    """`precheck`, called once the lease is held, may return a reason not to run after all
+    (the job is no longer due: another daemon just ran it); the run is then `skipped`."""
     state = state or open_state(config)
     holder = holder or new_holder_id()
     ttl_s = config.leases.ttl_seconds
@@ -65,7 +68,11 @@ def run_job(
         with LeaseKeeper(state.leases, lease, ttl_s, on_lost=lambda reason: _cancel_spark(config, run_id)) as keeper:
             fence = Fence(state.leases, keeper, job=job, run_id=run_id)
             context = JobContext(config=config, ref=ref, job=job, run_id=run_id, fence=fence, dry_run=dry_run, options=dict(options or {}))
-            _run_body(context, body, result, verify)
+            reason = precheck() if precheck is not None else None
+            if reason is not None:
+                result.status, result.error = SKIPPED, reason
+            else:
+                _run_body(context, body, result, verify)
             lease = keeper.lease
     finally:
         result.duration_s = time.monotonic() - started
@@ -75,7 +82,7 @@ def run_job(
         except StateUnavailableError:
             log.warning("could not release the lease; it expires by itself", table=table_name)
         structlog.contextvars.unbind_contextvars("table", "job", "run_id")
-    log.info("job ended", **{k: v for k, v in result.to_json().items() if k not in ("table", "job", "run_id")})
+    log.info("job ended", **{k: v for k, v in result.to_json().items() if not isinstance(v, list)})
     return result
 
 

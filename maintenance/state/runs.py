@@ -59,10 +59,13 @@ class RunStore:
         found = self.list(run_id=run_id)
         return found[0] if found else None
 
-    def list(self, *, table: str | None = None, run_id: str | None = None, limit: int = 100) -> list[RunRecord]:
+    def list(self, *, table: str | None = None, job: str | None = None, run_id: str | None = None, limit: int = 100) -> list[RunRecord]:
+        """Newest first."""
         query = select(runs).order_by(runs.c.started_at_ms.desc(), runs.c.run_id).limit(limit)
         if table is not None:
             query = query.where(runs.c.table_name == table)
+        if job is not None:
+            query = query.where(runs.c.job == job)
         if run_id is not None:
             query = query.where(runs.c.run_id == run_id)
         with unavailable_as_error(), self.engine.connect() as conn:

@@ -1,0 +1,60 @@
+"""A one-line progress display for long jobs on a terminal: elapsed time and the job's
+latest progress event, redrawn in place on stderr, erased at the end. Off when stderr is
+not a terminal or the output is JSON, so scripts and logs never see it."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, is_dataclass
+from typing import Any, TextIO
+
+ProgressCallback = Callable[[Any], None]
+REDRAW_S = 0.5
+
+
+def wanted(as_json: bool, stream: TextIO | None = None) -> bool:
+    stream = stream or sys.stderr
+    return not as_json and hasattr(stream, "isatty") and stream.isatty()
+
+
+@contextmanager
+def progress_display(label: str, *, enabled: bool, stream: TextIO | None = None) -> Iterator[ProgressCallback]:
+    """Yields the callback a job calls with its progress events (`options["progress"]`)."""
+    if not enabled:
+        yield lambda event: None
+        return
+    out = stream or sys.stderr
+    latest = {"text": "starting"}
+    started = time.monotonic()
+    done = threading.Event()
+
+    def draw() -> None:
+        out.write(f"\r\033[K{label}: {time.monotonic() - started:.0f}s  {latest['text']}")
+        out.flush()
+
+    def redraw() -> None:
+        while not done.wait(REDRAW_S):
+            draw()
+
+    thread = threading.Thread(target=redraw, name="icemaint-progress", daemon=True)
+    thread.start()
+    try:
+        yield lambda event: latest.update(text=describe(event))
+    finally:
+        done.set()
+        thread.join()
+        out.write("\r\033[K")
+        out.flush()
+
+
+def describe(event: Any) -> str:
+    """A progress event (a mapping or a dataclass of counters) as a short line."""
+    if is_dataclass(event) and not isinstance(event, type):
+        event = asdict(event)
+    if isinstance(event, dict):
+        return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in event.items() if isinstance(v, (int, float, str)))
+    return str(event)

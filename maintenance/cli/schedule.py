@@ -1,0 +1,97 @@
+"""`icemaint plan`, `icemaint run` and `icemaint daemon`: the policies put to work."""
+
+from __future__ import annotations
+
+import click
+
+from maintenance.cli.jobs import report
+from maintenance.cli.main import AppContext, pass_app
+from maintenance.cli.output import emit_json, emit_rows
+from maintenance.cli.progress import progress_display, wanted
+from maintenance.errors import EXIT_FAILED, EXIT_OK
+from maintenance.policy.model import JOB_ORDER
+
+
+def _evaluate(app: AppContext, tables: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    from maintenance.catalogs import load_table
+    from maintenance.cycle import evaluate
+    from maintenance.policy.loader import load_policies
+    from maintenance.state.store import open_state
+
+    refs = [app.table(t) for t in tables] or None
+    for ref in refs or []:
+        load_table(app.config, ref)  # an unknown table is a usage error
+    policies = load_policies(app.config.policies_dir)
+    state = open_state(app.config)
+    return evaluate(app.config, state, refs, policies), policies, state
+
+
+def run_decisions(app: AppContext, state, decisions: list, policies: list, *, dry_run: bool, recheck: bool, as_json: bool) -> list:  # type: ignore[no-untyped-def]
+    """Run planned jobs one after the other, each under its lease, reporting as they end."""
+    from maintenance.cycle import run_decision
+    from maintenance.state.leases import new_holder_id
+
+    holder, results = new_holder_id("run"), []
+    for decision in decisions:
+        if not as_json:
+            click.echo(f"{decision.table} {decision.job}: {decision.reason}")
+        with progress_display(f"{decision.job} {decision.table}", enabled=wanted(as_json)) as progress:
+            result = run_decision(app.config, state, decision, holder=holder, dry_run=dry_run, policies=policies, recheck=recheck, progress=progress)
+        results.append(result)
+        if not as_json:
+            report(result, as_json=False)
+    return results
+
+
+def _report_problems(problems: dict[str, str]) -> None:
+    for table, problem in problems.items():
+        click.echo(f"icemaint: error: {table}: {problem}", err=True)
+
+
+def register(cli: click.Group) -> None:
+    @cli.command()
+    @click.argument("tables", nargs=-1, metavar="[TABLE]...")
+    @click.option("--all", "show_all", is_flag=True, help="Also list the jobs that are not due, with why.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    def plan(app: AppContext, tables: tuple[str, ...], show_all: bool, as_json: bool) -> int:
+        """What is due, per policy, and why, worst tables first; changes nothing."""
+        evaluation, _, _ = _evaluate(app, tables)
+        if as_json:
+            emit_json({"decisions": [d.to_json() for d in evaluation.decisions], "problems": evaluation.problems})
+        else:
+            shown = evaluation.decisions if show_all else evaluation.due
+            if not shown:
+                click.echo(f"nothing due on {len({d.table for d in evaluation.decisions})} table(s)")
+            emit_rows([{**d.to_json(), "due": "due" if d.due else "-"} for d in shown],
+                      ["due", "table", "job", "policy", "extra_mib_per_scan", "read_amplification", "estimated_s", "reason"])
+            _report_problems(evaluation.problems)
+        return EXIT_FAILED if evaluation.problems else EXIT_OK
+
+    @cli.command()
+    @click.argument("tables", nargs=-1, metavar="[TABLE]...")
+    @click.option("--job", "jobs", multiple=True, type=click.Choice(JOB_ORDER), help="Run this job whatever the triggers say (repeatable).")
+    @click.option("--dry-run", is_flag=True, help="Plan each job and report; change nothing.")
+    @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of job results.")
+    @pass_app
+    def run(app: AppContext, tables: tuple[str, ...], jobs: tuple[str, ...], dry_run: bool, as_json: bool) -> int:
+        """One maintenance cycle under leases, then exit (for cron)."""
+        from maintenance.cycle import named_jobs
+
+        evaluation, policies, state = _evaluate(app, tables)
+        chosen = named_jobs(evaluation, list(jobs), include_disabled=bool(tables)) if jobs else evaluation.due
+        results = run_decisions(app, state, chosen, policies, dry_run=dry_run, recheck=not jobs, as_json=as_json)
+        if as_json:
+            emit_json([r.to_json() for r in results])
+        elif not chosen:
+            click.echo(f"nothing due on {len({d.table for d in evaluation.decisions})} table(s)")
+        _report_problems(evaluation.problems)
+        return EXIT_OK if all(r.ok for r in results) and not evaluation.problems else EXIT_FAILED
+
+    @cli.command()
+    @pass_app
+    def daemon(app: AppContext) -> int:
+        """The scheduler: evaluates every table on an interval and runs what is due, until SIGTERM/SIGINT."""
+        from maintenance.daemon.service import Daemon
+
+        return Daemon(app.config).run()

@@ -1,0 +1,1 @@
+"""The scheduler daemon: evaluation on an interval, jobs under leases, metrics, shutdown."""

@@ -1,0 +1,70 @@
+"""Prometheus metrics of a daemon, in their own registry."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+
+from maintenance.health import TableHealth
+from maintenance.jobs.result import COMMITTED, FENCED, NOOP, JobResult
+
+_FILES_REWRITTEN_KEYS = ("data_files_rewritten", "delete_files_removed", "equality_delete_files_removed")
+
+
+class DaemonMetrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.jobs = Counter("icemaint_jobs", "Job runs by job and status", ["job", "status"], registry=r)
+        self.duration = Histogram("icemaint_job_duration_seconds", "Job run time", ["job"], registry=r,
+                                  buckets=(1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, float("inf")))
+        self.files_rewritten = Counter("icemaint_files_rewritten", "Data and delete files replaced by jobs", ["job"], registry=r)
+        self.bytes_written = Counter("icemaint_bytes_written", "Bytes of files written by jobs", ["job"], registry=r)
+        self.files_deleted = Counter("icemaint_files_deleted", "Files deleted by EXPIRE and ORPHANS", ["job"], registry=r)
+        self.fenced = Counter("icemaint_fenced_runs", "Runs stopped because their lease was lost", registry=r)
+        self.delete_files = Gauge("icemaint_table_delete_files", "Delete files per table at the last evaluation", ["table", "kind"], registry=r)
+        self.leases_held = Gauge("icemaint_leases_held", "Leases this daemon holds (jobs running)", registry=r)
+        self.evaluations = Counter("icemaint_evaluations", "Evaluation cycles by outcome", ["outcome"], registry=r)
+        self.spark_running = Gauge("icemaint_spark_running", "1 while this daemon's Spark session is up", registry=r)
+        self._lock = threading.Lock()
+        self._last_success: dict[tuple[str, str], float] = {}
+        r.register(_SinceLastSuccess(self))
+
+    def observe_result(self, result: JobResult) -> None:
+        self.jobs.labels(result.job, result.status).inc()
+        self.duration.labels(result.job).observe(result.duration_s)
+        counters = result.counters
+        self.files_rewritten.labels(result.job).inc(sum(int(counters.get(k) or 0) for k in _FILES_REWRITTEN_KEYS))
+        self.bytes_written.labels(result.job).inc(int(counters.get("bytes_written") or 0))
+        self.files_deleted.labels(result.job).inc(int(counters.get("files_deleted") or 0))
+        if result.status == FENCED:
+            self.fenced.inc()
+        if result.status in (COMMITTED, NOOP):
+            with self._lock:
+                self._last_success[(result.table, result.job)] = time.time()
+
+    def observe_health(self, health: dict[str, TableHealth]) -> None:
+        for table, h in health.items():
+            self.delete_files.labels(table, "equality").set(h.equality_delete_files)
+            self.delete_files.labels(table, "position").set(h.position_delete_files)
+
+    def last_successes(self) -> dict[tuple[str, str], float]:
+        with self._lock:
+            return dict(self._last_success)
+
+
+class _SinceLastSuccess:
+    """Seconds since each (table, job) last succeeded, computed at scrape time."""
+
+    def __init__(self, metrics: DaemonMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        family = GaugeMetricFamily("icemaint_seconds_since_last_success", "Seconds since the job last committed or found nothing to do", labels=["table", "job"])
+        now = time.time()
+        for (table, job), at in sorted(self.metrics.last_successes().items()):
+            family.add_metric([table, job], now - at)
+        yield family

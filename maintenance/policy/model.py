@@ -1,0 +1,95 @@
+"""What a policy says, once loaded and checked."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from maintenance.catalogs import TableRef
+
+JOB_ORDER = ("convert", "rewrite", "merge", "expire", "orphans")  # within one table
+
+
+@dataclass(frozen=True)
+class Selector:
+    catalogs: tuple[str, ...] = ("*",)
+    namespaces: tuple[str, ...] = ("*",)
+    tables: tuple[str, ...] = ("*",)
+
+    def matches(self, ref: TableRef) -> bool:
+        namespace = ".".join(ref.namespace)
+        return (
+            any(fnmatch.fnmatchcase(ref.catalog, g) for g in self.catalogs)
+            and any(fnmatch.fnmatchcase(namespace, g) for g in self.namespaces)
+            and any(fnmatch.fnmatchcase(ref.name, g) for g in self.tables)
+        )
+
+
+@dataclass(frozen=True)
+class QuietHours:
+    start_minute: int  # of the day, in the policy's time zone
+    end_minute: int
+
+    def contains(self, minute: int) -> bool:
+        if self.start_minute <= self.end_minute:
+            return self.start_minute <= minute < self.end_minute
+        return minute >= self.start_minute or minute < self.end_minute  # across midnight
+
+
+@dataclass(frozen=True)
+class Schedule:
+    every_s: float | None = None  # at most once per interval
+    cron: str | None = None  # at most once per cron period
+    quiet_hours: tuple[QuietHours, ...] = ()
+    timezone: str = "UTC"
+
+    def quiet_at(self, now: datetime) -> bool:
+        local = now.astimezone(_zone(self.timezone))
+        minute = local.hour * 60 + local.minute
+        return any(q.contains(minute) for q in self.quiet_hours)
+
+
+def _zone(name: str):  # type: ignore[no-untyped-def]
+    if name.upper() == "UTC":
+        return timezone.utc
+    from zoneinfo import ZoneInfo
+
+    return ZoneInfo(name)
+
+
+@dataclass(frozen=True)
+class JobPolicy:
+    job: str
+    enabled: bool = True
+    triggers: dict[str, float] = field(default_factory=dict)  # any reached makes the job due
+    schedule: Schedule = Schedule()
+    spark: dict[str, str] = field(default_factory=dict)  # runtime Spark SQL settings for the job
+    options: dict[str, Any] = field(default_factory=dict)  # the job's own settings (retention, margin, ...)
+    verify: bool = True  # compare the content fingerprint before and after (two full scans)
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    source: str
+    priority: int
+    selector: Selector
+    jobs: dict[str, JobPolicy]
+    raw_jobs: dict[str, Any]  # as written, so table properties can override key by key
+    timezone: str = "UTC"
+
+
+@dataclass(frozen=True)
+class TablePolicy:
+    """The policy a table gets: the chosen file's, with the table's `icemaint.` properties applied."""
+
+    ref: TableRef
+    policy: str
+    enabled: bool
+    jobs: dict[str, JobPolicy]
+    overrides: dict[str, str] = field(default_factory=dict)
+
+    def enabled_jobs(self) -> list[JobPolicy]:
+        return [self.jobs[j] for j in JOB_ORDER if j in self.jobs and self.jobs[j].enabled]

@@ -1,0 +1,61 @@
+"""The health measures a policy's triggers compare against thresholds.
+
+Each is computed from `health` alone (metadata, no Spark). A job with triggers is due
+when any one of them reaches its threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from maintenance.health import TableHealth
+
+
+@dataclass(frozen=True)
+class Measure:
+    name: str
+    read: Callable[[TableHealth], float]
+    duration: bool = False  # thresholds written as durations (e.g. 5d), compared in seconds
+    help: str = ""
+
+
+def _delete_ratio(h: TableHealth) -> float:
+    return (h.position_delete_records + h.equality_delete_records) / max(1, h.data_records)
+
+
+def _position_files_per_data_file(h: TableHealth) -> float:
+    ratios = [p.position_delete_files / max(1, p.data_files) for p in h.partitions if p.position_delete_files]
+    return max(ratios, default=0.0)
+
+
+MEASURES: dict[str, Measure] = {
+    m.name: m
+    for m in (
+        Measure("equality_delete_files", lambda h: h.equality_delete_files, help="equality delete files in the table"),
+        Measure("equality_delete_records", lambda h: h.equality_delete_records),
+        Measure("position_delete_files", lambda h: h.position_delete_files),
+        Measure("position_delete_records", lambda h: h.position_delete_records),
+        Measure("position_delete_files_per_data_file", _position_files_per_data_file, help="worst partition's position delete files per data file"),
+        Measure("delete_ratio", _delete_ratio, help="delete records / data records"),
+        Measure("small_files", lambda h: h.small_data_files),
+        Measure("data_files", lambda h: h.data_files),
+        Measure("snapshots", lambda h: h.snapshots),
+        Measure("oldest_snapshot_age", lambda h: h.oldest_snapshot_age_s or 0.0, duration=True),
+        Measure("metadata_files", lambda h: h.metadata_files),
+    )
+}
+
+
+def fired(triggers: dict[str, float], health: TableHealth) -> list[str]:
+    """The triggers reached, as reasons (`equality_delete_files 12 >= 1`)."""
+    reasons = []
+    for name, threshold in triggers.items():
+        value = MEASURES[name].read(health)
+        if value >= threshold:
+            reasons.append(f"{name} {_fmt(value)} >= {_fmt(threshold)}")
+    return reasons
+
+
+def _fmt(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:.3g}"
