@@ -81,10 +81,12 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
 
 def evaluate_table(config: Config, state: StateStore, ref: TableRef, policies: list[Policy], now: datetime, into: Evaluation | None = None) -> list[Decision]:
     table = load_table(config, ref)
+    table_policy = policy_for(ref, dict(table.properties), policies)
+    if not table_policy.enabled or not table_policy.enabled_jobs():
+        return decide(table_policy, None, [], now)  # no manifest is read for a table left alone
     health = table_health(str(ref), table, small_file_bytes=config.health.small_file_bytes, now_s=now.timestamp())
     if into is not None:
         into.health[str(ref)] = health
-    table_policy = policy_for(ref, dict(table.properties), policies)
     history = state.runs.list(table=str(ref), limit=HISTORY_LIMIT)
     return decide(table_policy, health, history, now)
 

@@ -72,12 +72,17 @@ class Decision:
         }
 
 
-def decide(table_policy: TablePolicy, health: TableHealth, history: list[RunRecord], now: datetime) -> list[Decision]:
-    """One decision per enabled job of the table's policy, due or not, with the reason."""
-    cost = reader_cost(health)
+NO_COST = ReaderCost(0.0, 1.0)
+
+
+def decide(table_policy: TablePolicy, health: TableHealth | None, history: list[RunRecord], now: datetime) -> list[Decision]:
+    """One decision per enabled job of the table's policy, due or not, with the reason
+    (`health` may be None for a table that is disabled or that no policy selects)."""
     table = str(table_policy.ref)
-    if not table_policy.enabled:
-        return [Decision(table, "-", False, "disabled by icemaint.enabled=false", table_policy.policy, cost)]
+    if not table_policy.enabled or health is None:
+        why = "disabled by icemaint.enabled=false" if table_policy.overrides.get("icemaint.enabled") else "no policy selects it"
+        return [Decision(table, "-", False, why if not table_policy.enabled else "no job enabled", table_policy.policy, NO_COST)]
+    cost = reader_cost(health)
     decisions = []
     for job_policy in table_policy.enabled_jobs():
         due, reason = _due(job_policy, health, [r for r in history if r.job == job_policy.job], now)

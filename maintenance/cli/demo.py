@@ -9,12 +9,9 @@ import click
 from maintenance.catalogs import load_table, table_exists
 from maintenance.cli.inspect import collect_fingerprint, collect_health, print_health
 from maintenance.cli.main import AppContext, pass_app
-from maintenance.cli.jobs import report
 from maintenance.cli.output import emit_fields
 from maintenance.cli.workload import generate_cdc
 from maintenance.errors import EXIT_FAILED, EXIT_OK, UsageError
-from maintenance.jobs.merge.job import merge
-from maintenance.jobs.runner import run_job
 from maintenance.spark.errors import java_errors
 from maintenance.spark.session import get_spark
 from maintenance.workload.cdc import CdcOptions
@@ -30,7 +27,7 @@ def register(cli: click.Group) -> None:
     @click.option("--commits", type=click.IntRange(min=1), default=10, show_default=True)
     @pass_app
     def demo(app: AppContext, table: str, rows: int, commits: int) -> int:
-        """Generate a CDC table, show its health, MERGE its deletes away, verify its content."""
+        """Generate a CDC table, show its health, run one policy-driven cycle, verify its content."""
         ref = app.table(table)
         if table_exists(app.config, ref):
             if SHAPE_PROPERTY not in load_table(app.config, ref).properties:
@@ -52,16 +49,31 @@ def register(cli: click.Group) -> None:
         if fingerprint.rows != result.expected_rows:
             return EXIT_FAILED
 
-        click.echo("4. MERGE: apply the deletes into the data files, drop the delete files (under a lease, verified):")
-        merged = run_job(app.config, ref, "merge", merge, verify=True)
-        report(merged, as_json=False)
-        if not merged.ok or not merged.content_verified:
+        click.echo("4. one maintenance cycle, as the policies decide (each job under a lease, content verified):")
+        results = _one_cycle(app, ref)
+        if not results or not all(r.ok and r.content_verified is not False for r in results):
             return EXIT_FAILED
+        verified = all(r.content_verified for r in results if r.content_verified is not None)
         click.echo("5. health after:")
         print_health(collect_health(app, table))
         _, scan_after = _timed_fingerprint(app, table)
-        click.echo(f"6. full scan {scan_before:.2f}s before, {scan_after:.2f}s after; content verified: {merged.content_verified}")
+        click.echo(f"6. full scan {scan_before:.2f}s before, {scan_after:.2f}s after; content_verified: {verified}")
         return EXIT_OK
+
+
+def _one_cycle(app: AppContext, ref):  # type: ignore[no-untyped-def]
+    """What `icemaint run TABLE` does: plan by policy, show the plan, run what is due."""
+    from maintenance.cli.schedule import run_decisions
+    from maintenance.cycle import evaluate
+    from maintenance.policy.loader import load_policies
+    from maintenance.state.store import open_state
+
+    policies = load_policies(app.config.policies_dir)
+    state = open_state(app.config)
+    evaluation = evaluate(app.config, state, [ref], policies)
+    for decision in evaluation.decisions:
+        click.echo(f"   {'due' if decision.due else 'not due'}: {decision.job} ({decision.policy} policy): {decision.reason}")
+    return run_decisions(app, state, evaluation.due, policies, dry_run=False, recheck=True, as_json=False)
 
 
 def _timed_fingerprint(app: AppContext, table: str):  # type: ignore[no-untyped-def]

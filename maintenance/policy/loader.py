@@ -82,6 +82,7 @@ def load_policy_file(path: Path) -> Policy:
 def _compose(text: str, source: str) -> tuple[Any, dict[tuple[str, ...], int]]:
     """The YAML document as plain values, and the line of every key path."""
     loader = yaml.SafeLoader(text)
+    loader.name = source
     try:
         node = loader.get_single_node()
         lines: dict[tuple[str, ...], int] = {}
@@ -202,6 +203,8 @@ def _job_options(job: str, raw: dict[str, Any], where: _Where) -> dict[str, Any]
             raise (w / "checkpoint_keys").error("must be a list of snapshot summary keys")
         age = retention.get("max_snapshot_age")
         keep = retention.get("min_snapshots_to_keep")
+        if keep is not None and (_number(keep, w / "min_snapshots_to_keep") < 1 or not float(keep).is_integer()):
+            raise (w / "min_snapshots_to_keep").error("must be an integer of at least 1")
         try:
             return {"retention": Retention(
                 max_snapshot_age_ms=int(_duration(age, w / "max_snapshot_age") * 1000) if age is not None else None,

@@ -1,0 +1,135 @@
+"""The planner on generated tables: decisions follow the triggers, schedules, quiet hours
+and backoff; the costliest tables come first."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from maintenance.catalogs import load_table
+from maintenance.config import Config
+from maintenance.cycle import evaluate, run_decision
+from maintenance.health import table_health
+from maintenance.jobs.result import COMMITTED
+from maintenance.planner import reader_cost
+from maintenance.policy.loader import load_policies
+from maintenance.policy.triggers import MEASURES
+from maintenance.state.store import open_state
+from maintenance.workload.shape import TableShape
+from tests.conftest import CdcFactory, fresh_ref
+
+POLICY = """\
+name: test
+select:
+  namespaces: "*"
+jobs:
+  merge:
+    when:
+      equality_delete_files: 1
+      delete_ratio: 0.05
+    every: 1h
+  expire:
+    when:
+      snapshots: 4
+    every: 1h
+  orphans:
+    every: 1d
+"""
+
+
+def policies_from(tmp_path: Path, text: str = POLICY):  # type: ignore[no-untyped-def]
+    (tmp_path / "test.yaml").write_text(text)
+    return load_policies(tmp_path)
+
+
+def by_job(evaluation, table):  # type: ignore[no-untyped-def]
+    return {d.job: d for d in evaluation.decisions if d.table == str(table)}
+
+
+def clean_table(spark, config: Config):  # type: ignore[no-untyped-def]
+    ref = fresh_ref(config, "clean")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id bigint, v string) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, 'x' FROM range(100)")
+    return ref
+
+
+def test_decisions_follow_the_triggers_and_the_worst_table_comes_first(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
+    policies = policies_from(tmp_path)
+    state = open_state(config)
+    dirty, _, _ = cdc_table(rows=2000, commits=5, update_ratio=0.3)
+    mild, _, _ = cdc_table(rows=400, commits=1, update_ratio=0.3)
+    clean = clean_table(spark, config)
+
+    evaluation = evaluate(config, state, [clean, mild, dirty], policies)
+
+    dirty_jobs, clean_jobs = by_job(evaluation, dirty), by_job(evaluation, clean)
+    assert dirty_jobs["merge"].due and "equality_delete_files" in dirty_jobs["merge"].reason
+    assert dirty_jobs["expire"].due and "snapshots 5 >= 4" in dirty_jobs["expire"].reason
+    assert not clean_jobs["merge"].due and clean_jobs["merge"].reason == "no trigger reached"
+    assert not clean_jobs["expire"].due
+    assert clean_jobs["orphans"].due and "never ran" in clean_jobs["orphans"].reason
+    due_tables = [d.table for d in evaluation.due]
+    assert due_tables.index(str(dirty)) < due_tables.index(str(mild)) < due_tables.index(str(clean))
+    assert [d.job for d in evaluation.due if d.table == str(dirty)] == ["merge", "expire", "orphans"]
+
+
+@pytest.mark.parametrize("measure", sorted(MEASURES))
+def test_each_measure_fires_exactly_at_its_threshold(config: Config, cdc_table: CdcFactory, tmp_path: Path, measure: str) -> None:
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=600, commits=3, update_ratio=0.3, delete_ratio=0.1)
+    health = table_health(str(ref), load_table(config, ref), small_file_bytes=config.health.small_file_bytes)
+    value = MEASURES[measure].read(health)
+    state = open_state(config)
+    for threshold, expected in ((value, True), (value + 1, False)):
+        text = f"name: t\njobs:\n  rewrite:\n    when:\n      {measure}: {threshold!r}\n"
+        decision = by_job(evaluate(config, state, [ref], policies_from(tmp_path, text)), ref)["rewrite"]
+        assert decision.due is expected, (measure, value, threshold, decision.reason)
+
+
+def test_a_job_that_ran_waits_for_its_interval_and_a_failure_backs_off(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
+    policies = policies_from(tmp_path)
+    state = open_state(config)
+    ref, _, _ = cdc_table(rows=600, commits=2, update_ratio=0.3)
+    merge = by_job(evaluate(config, state, [ref], policies), ref)["merge"]
+    assert merge.due
+
+    result = run_decision(config, state, merge, policies=policies)
+
+    assert result.status == COMMITTED and result.content_verified, result.error
+    after = by_job(evaluate(config, state, [ref], policies), ref)["merge"]
+    assert not after.due and after.reason.startswith("ran ")
+    # A failed orphans run: the next try waits.
+    state.runs.start(f"failed-{ref.name}", str(ref), "orphans", holder_id="x", lease_epoch=1)
+    state.runs.finish(f"failed-{ref.name}", "failed", error="boom")
+    orphans = by_job(evaluate(config, state, [ref], policies), ref)["orphans"]
+    assert not orphans.due and "backing off after 1 failed run" in orphans.reason
+
+
+def test_quiet_hours_cron_and_disabled_tables(config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
+    state = open_state(config)
+    ref, _, _ = cdc_table(rows=300, commits=1, update_ratio=0.3)
+    now = datetime.now(timezone.utc)
+    quiet = f"{(now - timedelta(minutes=30)):%H:%M}-{(now + timedelta(minutes=30)):%H:%M}"
+    text = POLICY.replace("    every: 1h\n  expire", f"    every: 1h\n    quiet_hours: ['{quiet}']\n  expire").replace("every: 1d", "cron: '0 0 1 1 *'")
+    policies = policies_from(tmp_path, text)
+    jobs = by_job(evaluate(config, state, [ref], policies, now=now), ref)
+    assert not jobs["merge"].due and jobs["merge"].reason == "quiet hours"
+    assert jobs["orphans"].due  # a cron job that never ran is due
+    state.runs.start(f"cron-{ref.name}", str(ref), "orphans", holder_id="x", lease_epoch=1)
+    state.runs.finish(f"cron-{ref.name}", "noop")
+    jobs = by_job(evaluate(config, state, [ref], policies), ref)
+    assert not jobs["orphans"].due and jobs["orphans"].reason.startswith("next cron time")
+
+    load_table(config, ref).transaction().set_properties({"icemaint.enabled": "false"}).commit_transaction()
+    disabled = evaluate(config, state, [ref], policies)
+    assert not disabled.due and disabled.decisions[0].reason == "disabled by icemaint.enabled=false"
+
+
+def test_reader_cost_grows_with_deletes(config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=1000, commits=2)
+    table = load_table(config, ref)
+    before = reader_cost(table_health(str(ref), table, small_file_bytes=1))
+    cdc_table(ref=ref, rows=1000, commits=3, update_ratio=0.5)
+    after = reader_cost(table_health(str(ref), load_table(config, ref), small_file_bytes=1))
+    assert after.extra_bytes > before.extra_bytes and after.amplification > before.amplification > 1

@@ -1,0 +1,123 @@
+"""Policies: the shipped files load; every error names the file, the line and the reason;
+table properties override key by key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from maintenance.catalogs import TableRef
+from maintenance.config import REPO_POLICIES
+from maintenance.policy.loader import PolicyError, load_policies, load_policy_file
+from maintenance.policy.resolve import policy_for
+
+REF = TableRef("local", ("cdc_orders",), "orders")
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+def test_shipped_policies_load_and_the_default_selects_everything() -> None:
+    policies = load_policies(REPO_POLICIES)
+    assert {p.name for p in policies} == {"default", "streaming-cdc", "batch-gdpr"}
+    assert policy_for(TableRef("any", ("x",), "y"), {}, policies).policy == "default"
+    assert policy_for(REF, {}, policies).policy == "streaming-cdc"  # higher priority, matching namespace
+    assert policy_for(TableRef("local", ("gdpr_eu",), "users"), {}, policies).policy == "batch-gdpr"
+    cdc = policy_for(REF, {}, policies)
+    assert [j.job for j in cdc.enabled_jobs()] == ["convert", "rewrite", "merge", "expire", "orphans"]
+    assert "mz-frontier" in cdc.jobs["expire"].options["retention"].checkpoint_keys
+
+
+GOOD = """\
+name: p
+select:
+  namespaces: ["a*"]
+jobs:
+  merge:
+    when:
+      equality_delete_files: 1
+    every: 10m
+"""
+
+
+@pytest.mark.parametrize(
+    "text, line, needle",
+    [
+        (GOOD.replace("    every: 10m", "    evry: 10m"), 8, "jobs.merge.evry: unknown key"),
+        (GOOD.replace("every: 10m", "every: soon"), 8, "jobs.merge.every: not a duration"),
+        (GOOD.replace("equality_delete_files: 1", "equality_deletes: 1"), 7, "jobs.merge.when.equality_deletes: unknown health measure"),
+        (GOOD.replace("equality_delete_files: 1", "equality_delete_files: many"), 7, "must be a non-negative number"),
+        (GOOD.replace("  merge:", "  merg:"), 5, "jobs.merg: unknown job"),
+        (GOOD.replace("every: 10m", "cron: '61 * * * *'"), 8, "invalid cron expression"),
+        (GOOD.replace("every: 10m", "every: 10m\n    quiet_hours: ['25:00-06:00']"), 9, "not a time range"),
+        (GOOD.replace('namespaces: ["a*"]', "namespaces: []"), 3, "select.namespaces: must be a glob"),
+        (GOOD + "  orphans:\n    every: 1d\n    older_than: 10m\n", 11, "below 1 hour"),
+        (GOOD + "  expire:\n    enabled: false\n    retention:\n      min_snapshots_to_keep: 0\n", 12, "at least 1"),
+        (GOOD + "  rewrite:\n    enabled: true\n", 9, "needs 'when'"),
+        (GOOD.replace("name: p", "name: p\npriority: high"), 2, "priority: must be an integer"),
+        (GOOD + "jobs: {}\n", 9, "duplicate key 'jobs'"),
+        ("name: p\njobs: [\n", 3, "expected"),
+    ],
+)
+def test_policy_errors_name_file_line_and_reason(tmp_path: Path, text: str, line: int, needle: str) -> None:
+    path = write(tmp_path, "broken.yaml", text)
+    with pytest.raises(PolicyError) as error:
+        load_policy_file(path)
+    message = str(error.value)
+    assert message.startswith(f"{path}:{line}: "), message
+    assert needle in message and "\n" not in message
+
+
+def test_two_policies_with_one_name_are_refused(tmp_path: Path) -> None:
+    write(tmp_path, "a.yaml", GOOD)
+    write(tmp_path, "b.yaml", GOOD)
+    with pytest.raises(PolicyError, match="also used by"):
+        load_policies(tmp_path)
+
+
+def test_table_properties_override_key_by_key(tmp_path: Path) -> None:
+    write(tmp_path, "p.yaml", GOOD.replace('["a*"]', '"*"'))
+    policies = load_policies(tmp_path)
+    props = {
+        "icemaint.merge.every": "30m",
+        "icemaint.merge.when.delete_ratio": "0.05",
+        "icemaint.merge.spark.spark.sql.shuffle.partitions": "4",
+        "icemaint.orphans.every": "2d",
+        "icemaint.lease-epoch": "7",  # icemaint's own bookkeeping, not policy
+    }
+    table = policy_for(REF, props, policies)
+    merge = table.jobs["merge"]
+    assert merge.schedule.every_s == 1800 and merge.triggers == {"equality_delete_files": 1.0, "delete_ratio": 0.05}
+    assert merge.spark == {"spark.sql.shuffle.partitions": "4"}
+    assert table.jobs["orphans"].schedule.every_s == 2 * 86400
+    assert policy_for(REF, {"icemaint.enabled": "false"}, policies).enabled is False
+
+
+@pytest.mark.parametrize(
+    "props, needle",
+    [
+        ({"icemaint.merge.every": "often"}, "table local.cdc_orders.orders: icemaint.merge.every: not a duration"),
+        ({"icemaint.merge.when.deletes": "3"}, "icemaint.merge.when.deletes: unknown health measure"),
+        ({"icemaint.mrege.every": "1h"}, "icemaint.mrege: unknown job"),
+        ({"icemaint.enabled": "maybe"}, "icemaint.enabled must be true or false"),
+        ({"icemaint.policy": "nope"}, "unknown policy 'nope'"),
+    ],
+)
+def test_bad_table_properties_are_reported_with_the_property(tmp_path: Path, props: dict[str, str], needle: str) -> None:
+    write(tmp_path, "p.yaml", GOOD.replace('["a*"]', '"*"'))
+    with pytest.raises(PolicyError) as error:
+        policy_for(REF, props, load_policies(tmp_path))
+    assert needle in str(error.value)
+
+
+def test_selection_by_priority_globs_and_explicit_name(tmp_path: Path) -> None:
+    write(tmp_path, "low.yaml", GOOD.replace("name: p", "name: low").replace('["a*"]', '"*"'))
+    write(tmp_path, "high.yaml", GOOD.replace("name: p", "name: high\npriority: 5").replace('namespaces: ["a*"]', 'namespaces: ["cdc_*"]\n  tables: ["ord*"]'))
+    policies = load_policies(tmp_path)
+    assert policy_for(REF, {}, policies).policy == "high"
+    assert policy_for(TableRef("local", ("cdc_x",), "customers"), {}, policies).policy == "low"
+    assert policy_for(REF, {"icemaint.policy": "low"}, policies).policy == "low"

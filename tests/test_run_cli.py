@@ -1,0 +1,60 @@
+"""`icemaint run` and `icemaint plan`: one cycle by the shipped policies, exit codes per CONTRACT.md."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from maintenance.catalogs import load_table
+from maintenance.config import Config
+from tests.conftest import CdcFactory
+from tests.test_cli import in_process
+
+
+def test_run_does_what_plan_says_then_nothing_is_due(capsys, spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=800, commits=3, update_ratio=0.3)
+    code, out, _ = in_process(capsys, "plan", str(ref), "--json")
+    planned = [(d["job"], d["due"]) for d in json.loads(out)["decisions"]]
+    assert code == 0 and ("merge", True) in planned
+
+    code, out, err = in_process(capsys, "run", str(ref), "--json")
+
+    results = json.loads(out)
+    assert code == 0, err
+    assert [r["job"] for r in results] == [job for job, due in planned if due]
+    assert all(r["status"] in ("committed", "noop") and r["content_verified"] for r in results)
+    assert load_table(config, ref).inspect.delete_files().num_rows == 0
+    code, out, _ = in_process(capsys, "run", str(ref), "--json")
+    assert code == 0 and json.loads(out) == []
+
+
+def test_run_named_job_and_dry_run(capsys, spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=600, commits=2, update_ratio=0.3)
+    snapshot = load_table(config, ref).metadata.current_snapshot_id
+    code, out, _ = in_process(capsys, "run", str(ref), "--job", "convert", "--dry-run", "--json")
+    results = json.loads(out)
+    assert code == 0 and [(r["job"], r["status"], r.get("dry_run")) for r in results] == [("convert", "noop", True)]
+    assert load_table(config, ref).metadata.current_snapshot_id == snapshot
+
+
+def test_run_exits_1_when_a_job_fails(capsys, spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(rows=400, commits=2, update_ratio=0.3)
+    # A Spark setting that cannot change in a running session: the job fails, cleanly.
+    load_table(config, ref).transaction().set_properties({"icemaint.merge.spark.spark.executor.memory": "2g"}).commit_transaction()
+    code, out, err = in_process(capsys, "run", str(ref), "--json")
+    merge = next(r for r in json.loads(out) if r["job"] == "merge")
+    assert code == 1 and merge["status"] == "failed" and "cannot change in a running session" in merge["error"]
+
+
+def test_run_exits_2_on_bad_policy_or_unknown_table(capsys, tmp_path: Path, config: Config) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "bad.yaml").write_text("name: bad\njobs:\n  merge:\n    every: sometimes\n")
+    cfg = tmp_path / "icemaint.yaml"
+    cfg.write_text(f"home: {config.home}\npolicies: {policies}\n")
+    code, _, err = in_process(capsys, "--config", str(cfg), "run", "--json")
+    assert code == 2 and f"{policies / 'bad.yaml'}:4: jobs.merge.every: not a duration" in err and len(err.strip().splitlines()) == 1
+    code, _, err = in_process(capsys, "run", "tests.no_such_table")
+    assert code == 2 and "unknown table" in err
+    code, _, err = in_process(capsys, "run", "--job", "vacuum")
+    assert code == 2
