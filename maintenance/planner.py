@@ -100,17 +100,17 @@ def _due(policy: JobPolicy, health: TableHealth, history: list[RunRecord], now: 
     if schedule.quiet_at(now):
         return False, "quiet hours"
     now_ms = now.timestamp() * 1000
-    failures = 0
-    for run in history:  # newest first
+    failures = []
+    for run in history:  # newest first; running and skipped runs say nothing either way
         if run.status in FAILED:
-            failures += 1
+            failures.append(run)
         elif run.status in DONE:
             break
     if failures:
-        wait_s = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** (failures - 1))
-        since_s = (now_ms - (history[0].ended_at_ms or history[0].started_at_ms)) / 1000
+        wait_s = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** (len(failures) - 1))
+        since_s = (now_ms - (failures[0].ended_at_ms or failures[0].started_at_ms)) / 1000
         if since_s < wait_s:
-            return False, f"backing off after {failures} failed run(s): next try in {wait_s - since_s:.0f}s"
+            return False, f"backing off after {len(failures)} failed run(s): next try in {wait_s - since_s:.0f}s"
     last_done = next((r for r in history if r.status in DONE), None)
     if last_done is not None:
         last_ms = last_done.ended_at_ms or last_done.started_at_ms

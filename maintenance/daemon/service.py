@@ -159,11 +159,12 @@ class Daemon:
         by_table: dict[str, list[Decision]] = {}
         for decision in evaluation.due:  # ranked: the costliest tables first
             by_table.setdefault(decision.table, []).append(decision)
+        held_elsewhere = {lease.table for lease in state.leases.list() if lease.held and lease.holder != self.holder}
         with self.lock:
             for table, decisions in by_table.items():
                 if self.stopping.is_set() or len(self.running) >= self.settings.max_concurrent_jobs:
                     break
-                if table in self.running:
+                if table in self.running or table in held_elsewhere:  # another daemon is on it
                     continue
                 self.running[table] = self.pool.submit(self._work_on, table, decisions, state, self.policies or [])
                 self.metrics.leases_held.set(len(self.running))

@@ -112,6 +112,10 @@ def spark_conf(config: Config) -> dict[str, str]:
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "16",
         "spark.sql.session.timeZone": "UTC",
+        # Iceberg's source registers this catalog lazily, on first use, without a lock: two
+        # MERGEs starting at once in one session (the daemon) then race, and one fails with
+        # "spark.sql.catalog.default_cache_iceberg is not defined". Defined up front instead.
+        "spark.sql.catalog.default_cache_iceberg": "org.apache.iceberg.spark.SparkCachedTableCatalog",
     }
     if config.spark.packages:
         conf["spark.jars.packages"] = ",".join(config.spark.packages)

@@ -1,0 +1,171 @@
+"""The daemon end to end, as separate processes on real tables and real state databases:
+it processes what is due, serves metrics and health, stops on SIGTERM with exit 0 and its
+leases released; two daemons on one database share six tables without overlap."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+import uuid
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from maintenance.catalogs import TableRef, load_table
+from maintenance.config import Config
+from maintenance.state.database import ensure_schema, make_engine
+from maintenance.state.leases import LeaseStore
+from maintenance.state.runs import RunRecord, RunStore
+from tests.conftest import CdcFactory, new_state_url
+from tests.helpers import model_rows, spark_rows
+
+POLICY = """\
+name: daemon-test
+select:
+  namespaces: "{namespace}"
+jobs:
+  merge:
+    when:
+      equality_delete_files: 1
+    every: 1h
+  orphans:
+    every: 1d
+"""
+DONE = ("committed", "noop")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def daemon_config(tmp_path: Path, config: Config, state_url: str, namespace: str, name: str) -> tuple[Path, int]:
+    policies = tmp_path / "policies"
+    policies.mkdir(exist_ok=True)
+    (policies / "test.yaml").write_text(POLICY.format(namespace=namespace))
+    port = free_port()
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(
+        f"home: {config.home}\nstate:\n  url: {state_url}\npolicies: {policies}\n"
+        f"daemon:\n  interval: 2s\n  spark_idle: 5s\n  shutdown_grace: 60s\n  metrics_port: {port}\n  max_concurrent_jobs: 2\n"
+        "spark:\n  master: local[1]\n  conf:\n    spark.sql.shuffle.partitions: '2'\n    spark.ui.enabled: 'false'\n"
+    )
+    return path, port
+
+
+def start_daemon(config_path: Path, log: Path) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if k != "ICEMAINT_CONFIG"}
+    return subprocess.Popen([sys.executable, "-m", "maintenance", "--config", str(config_path), "daemon"], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
+
+
+def stop_daemon(process: subprocess.Popen[bytes], log: Path) -> int:
+    process.send_signal(signal.SIGTERM)
+    try:
+        return process.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail(f"daemon did not stop on SIGTERM:\n{log.read_text()[-3000:]}")
+
+
+def wait_for(condition, timeout_s: float, what: str, logs: list[Path]):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(1)
+    pytest.fail(f"timed out waiting for {what}:\n" + "\n".join(p.read_text()[-3000:] for p in logs))
+
+
+def http_get(port: int, path: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def finished(runs: RunStore, tables: list[str]) -> bool:
+    """Every table has had its merge and its orphans run end."""
+    for table in tables:
+        ended = {(r.job, r.status) for r in runs.list(table=table)}
+        if not {("merge", "committed")} <= ended or not any(job == "orphans" and status in DONE for job, status in ended):
+            return False
+    return True
+
+
+def test_daemon_processes_a_table_and_stops_cleanly_on_sigterm(tmp_path: Path, spark, config: Config, cdc_table: CdcFactory) -> None:
+    namespace = f"daemon_{uuid.uuid4().hex[:6]}"
+    ref, _, model = cdc_table(ref=TableRef(config.default_catalog, (namespace,), "orders"), rows=1500, commits=3, update_ratio=0.3)
+    state_url = f"sqlite:///{tmp_path / 'state.db'}"
+    config_path, port = daemon_config(tmp_path, config, state_url, namespace, "daemon")
+    engine = make_engine(state_url)
+    ensure_schema(engine)
+    runs, leases = RunStore(engine), LeaseStore(engine)
+    log = tmp_path / "daemon.log"
+
+    process = start_daemon(config_path, log)
+    try:
+        wait_for(lambda: finished(runs, [str(ref)]), 180, "the daemon's merge and orphans", [log])
+        assert http_get(port, "/healthz")[0] == 200
+        status, metrics = http_get(port, "/metrics")
+        assert status == 200 and 'icemaint_jobs_total{job="merge",status="committed"} 1.0' in metrics
+        assert f'icemaint_seconds_since_last_success{{job="merge",table="{ref}"}}' in metrics
+    finally:
+        code = stop_daemon(process, log)
+
+    assert code == 0, log.read_text()[-3000:]
+    assert not [lease for lease in leases.list() if lease.held]
+    merge = next(r for r in runs.list(table=str(ref)) if r.job == "merge")
+    assert merge.counters["content_verified"] is True
+    assert load_table(config, ref).inspect.delete_files().num_rows == 0
+    assert spark_rows(spark, ref) == model_rows(model)
+    text = log.read_text()
+    assert '"event": "daemon stopped"' in text and "Traceback" not in text
+
+
+def test_two_daemons_share_six_tables_without_overlap(tmp_path: Path, spark, config: Config, cdc_table: CdcFactory) -> None:
+    namespace = f"daemons_{uuid.uuid4().hex[:6]}"
+    tables = []
+    for index in range(6):
+        ref, _, _ = cdc_table(ref=TableRef(config.default_catalog, (namespace,), f"t{index}"), rows=600, commits=2, update_ratio=0.3)
+        tables.append(str(ref))
+    for state_url in new_state_url("postgresql", tmp_path):
+        engine = make_engine(state_url)
+        ensure_schema(engine)
+        runs, leases = RunStore(engine), LeaseStore(engine)
+        logs = [tmp_path / "a.log", tmp_path / "b.log"]
+        configs = [daemon_config(tmp_path, config, state_url, namespace, name)[0] for name in ("a", "b")]
+        processes = [start_daemon(path, log) for path, log in zip(configs, logs)]
+        try:
+            wait_for(lambda: finished(runs, tables), 400, "both daemons to process six tables", logs)
+        finally:
+            codes = [stop_daemon(p, log) for p, log in zip(processes, logs)]
+
+        assert codes == [0, 0]
+        assert not [lease for lease in leases.list() if lease.held]
+        history = [r for table in tables for r in runs.list(table=table)]
+        ran = defaultdict(list)
+        for run in history:
+            if run.status in DONE:
+                ran[(run.table, run.job)].append(run)
+        assert sorted(ran) == sorted((t, j) for t in tables for j in ("merge", "orphans"))
+        assert all(len(found) == 1 for found in ran.values()), {k: len(v) for k, v in ran.items() if len(v) > 1}
+        assert not [r for r in history if r.status in ("failed", "fenced")]
+        for table in tables:
+            assert_no_overlap([r for r in history if r.table == table and r.lease_epoch is not None])
+        engine.dispose()
+
+
+def assert_no_overlap(runs: list[RunRecord]) -> None:
+    """Runs that held the table's lease never overlap in time (database clock)."""
+    spans = sorted((r.started_at_ms, r.ended_at_ms or r.started_at_ms, r.run_id) for r in runs)
+    for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
+        assert start >= end, f"runs {first} and {second} overlap"
