@@ -19,5 +19,9 @@ USER icemaint
 ENV ICEMAINT_HOME=/var/lib/icemaint \
     ICEMAINT_CONFIG=
 VOLUME ["/var/lib/icemaint"]
+# Prometheus metrics and the container probe (daemon.metrics_port).
+EXPOSE 9464
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s \
+    CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:9464/healthz', timeout=4)"
 ENTRYPOINT ["icemaint"]
 CMD ["daemon"]

@@ -12,11 +12,10 @@ files left. Every number is measured by this run.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import tempfile
 import time
-from pathlib import Path
+
+from embedded import fresh_embedded
 
 
 def main() -> None:
@@ -27,22 +26,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    home = Path(tempfile.mkdtemp(prefix="icemaint-bench-"))
-    os.environ["ICEMAINT_HOME"] = str(home)
+    config, spark = fresh_embedded("compaction")
     from maintenance.catalogs import load_table, parse_table_ref
-    from maintenance.config import load_config
     from maintenance.fingerprint import content_fingerprint
     from maintenance.health import table_health
     from maintenance.jobs.convert.job import convert
     from maintenance.jobs.merge.job import merge
     from maintenance.jobs.rewrite.job import rewrite
     from maintenance.jobs.runner import run_job
-    from maintenance.spark.session import get_spark
     from maintenance.workload.cdc import CdcOptions, run_cdc_workload
     from maintenance.workload.shape import TableShape
 
-    config = load_config(None)
-    spark = get_spark(config)
     options = CdcOptions(rows=args.rows, commits=args.commits, update_ratio=0.05, delete_ratio=0.01, shape=TableShape("identity", args.partitions, "single"))
     tables = {name: parse_table_ref(f"bench.{name}", config) for name in ("convert", "convert_rewrite", "merge", "stock")}
     for ref in tables.values():

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import tempfile
 import time
 from pathlib import Path
+
+from embedded import fresh_embedded
 
 
 def main() -> None:
@@ -23,16 +24,11 @@ def main() -> None:
     parser.add_argument("--orphan-share", type=float, default=0.5)
     args = parser.parse_args()
 
-    home = Path(tempfile.mkdtemp(prefix="icemaint-bench-orphans-"))
-    os.environ["ICEMAINT_HOME"] = str(home)
+    config, spark = fresh_embedded("orphans")
     from maintenance.catalogs import load_table, parse_table_ref
-    from maintenance.config import load_config
     from maintenance.jobs.orphans.job import orphans
     from maintenance.jobs.runner import run_job
-    from maintenance.spark.session import get_spark
 
-    config = load_config(None)
-    spark = get_spark(config)
     orphans_n = int(args.files * args.orphan_share)
     live_n = args.files - orphans_n
     rows = []

@@ -119,7 +119,8 @@ def test_demo_runs_start_to_finish(home: Path, spark, capsys: pytest.CaptureFixt
     code, out, _ = in_process(capsys, "demo", "--table", "cli.demo_orders", "--rows", "2000", "--commits", "4")
     assert code == 0, out
     assert "rows matches the workload model" in out
-    assert "content verified: True" in out
+    assert "content_verified: True" in out
+    assert "due: merge (default policy)" in out  # one cycle, as the shipped default policy decides
     after = out.split("5. health after:")[1]
     assert "equality_delete_files    0" in after and "position_delete_files    0" in after
     code, out, _ = in_process(capsys, "demo", "--table", "cli.demo_orders", "--rows", "1000", "--commits", "2")

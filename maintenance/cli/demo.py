@@ -14,6 +14,7 @@ from maintenance.cli.workload import generate_cdc
 from maintenance.errors import EXIT_FAILED, EXIT_OK, UsageError
 from maintenance.spark.errors import java_errors
 from maintenance.spark.session import get_spark
+from maintenance.state.store import open_state
 from maintenance.workload.cdc import CdcOptions
 from maintenance.workload.shape import SHAPE_PROPERTY
 
@@ -32,9 +33,10 @@ def register(cli: click.Group) -> None:
         if table_exists(app.config, ref):
             if SHAPE_PROPERTY not in load_table(app.config, ref).properties:
                 raise UsageError(f"table '{ref}' exists and was not made by the demo; pass another --table")
-            click.echo(f"0. dropping the previous demo table {ref}")
+            click.echo(f"0. dropping the previous demo table {ref} and its run history")
             with java_errors(f"drop {ref}"):
                 get_spark(app.config).sql(f"DROP TABLE {ref.spark_name} PURGE")
+            open_state(app.config).runs.forget(str(ref))  # the new table has had no runs
         click.echo(f"1. writing {commits} CDC commits ({rows} change events) to {ref} ...")
         started = time.monotonic()
         result = generate_cdc(app, table, CdcOptions(rows=rows, commits=commits, update_ratio=0.1, delete_ratio=0.02))
@@ -66,7 +68,6 @@ def _one_cycle(app: AppContext, ref):  # type: ignore[no-untyped-def]
     from maintenance.cli.schedule import run_decisions
     from maintenance.cycle import evaluate
     from maintenance.policy.loader import load_policies
-    from maintenance.state.store import open_state
 
     policies = load_policies(app.config.policies_dir)
     state = open_state(app.config)

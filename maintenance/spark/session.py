@@ -112,10 +112,6 @@ def spark_conf(config: Config) -> dict[str, str]:
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.shuffle.partitions": "16",
         "spark.sql.session.timeZone": "UTC",
-        # Iceberg's source registers this catalog lazily, on first use, without a lock: two
-        # MERGEs starting at once in one session (the daemon) then race, and one fails with
-        # "spark.sql.catalog.default_cache_iceberg is not defined". Defined up front instead.
-        "spark.sql.catalog.default_cache_iceberg": "org.apache.iceberg.spark.SparkCachedTableCatalog",
     }
     if config.spark.packages:
         conf["spark.jars.packages"] = ",".join(config.spark.packages)
@@ -132,10 +128,18 @@ def get_spark(config: Config) -> SparkSession:
     """The process's Spark session, started on first use."""
     global _session
     with _lock:
-        if _session is not None and _session_alive(_session):
-            return _session
-        _session = _start(config)
+        if _session is None or not _session_alive(_session):
+            _session = _start(config)
+        _make_active_in_this_thread(_session)
         return _session
+
+
+def _make_active_in_this_thread(session: SparkSession) -> None:
+    """Spark resolves settings through the JVM thread's active session. Only the thread that
+    created the session has one; in another (a daemon worker) a catalog loaded for the
+    first time reads an empty configuration: "spark.sql.catalog.default_cache_iceberg is
+    not defined" when two MERGEs started at once."""
+    session._jvm.org.apache.spark.sql.SparkSession.setActiveSession(session._jsparkSession)  # type: ignore[attr-defined]
 
 
 def spark_running() -> bool:

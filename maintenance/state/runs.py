@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import Engine, insert, select, update
+from sqlalchemy import Engine, delete, insert, select, update
 
 from maintenance.state.database import db_now_ms, unavailable_as_error
 from maintenance.state.schema import RunRow
@@ -54,6 +54,11 @@ class RunStore:
                 .where(runs.c.run_id == run_id)
                 .values(status=status, ended_at_ms=self._now, snapshot_id=snapshot_id, counters=json.dumps(counters or {}, default=str), error=error)
             )
+
+    def forget(self, table: str) -> int:
+        """Drop a table's run history (the demo recreating its table). Returns the rows dropped."""
+        with unavailable_as_error(), self.engine.begin() as conn:
+            return int(conn.execute(delete(runs).where(runs.c.table_name == table)).rowcount or 0)
 
     def get(self, run_id: str) -> RunRecord | None:
         found = self.list(run_id=run_id)
