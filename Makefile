@@ -25,9 +25,7 @@ demo: setup
 	$(VENV)/bin/icemaint demo
 
 bench: setup
-	$(VENV)/bin/python benchmarks/lease_throughput.py
-	$(VENV)/bin/python benchmarks/compaction.py
-	$(VENV)/bin/python benchmarks/orphans.py
+	$(VENV)/bin/python benchmarks/report.py
 
 clean:
 	rm -rf $(VENV) .icemaint .pytest_cache .hypothesis

@@ -1,102 +1,137 @@
-"""icemaint's CONVERT, REWRITE and MERGE against Iceberg's stock delete merge, in one run.
+"""icemaint's CONVERT, REWRITE and MERGE against Iceberg's stock procedures, side by side.
 
-    .venv/bin/python benchmarks/compaction.py [--rows 200000] [--commits 40] [--repeat 3]
+    .venv/bin/python benchmarks/compaction.py [--sizes 1000000:100:identity,1000000:50:none] [--repeat 3] [--json-out F]
 
-Identical tables are generated from the same seed, one per contender: icemaint CONVERT,
-icemaint CONVERT then REWRITE, icemaint MERGE, and Iceberg's stock
-`rewrite_data_files(options => map('delete-file-threshold','1'))`. Prints, side by side:
-job time, bytes written, full-scan time before and after (median of --repeat), delete
-files left. Every number is measured by this run.
+For each size (change events : commits : partitioning), identical CDC tables (5% updates,
+1% deletes) are generated from one seed, one per contender:
+- icemaint CONVERT, then REWRITE on the same table;
+- icemaint MERGE;
+- stock `rewrite_data_files` with delete-file-threshold 1;
+- stock `rewrite_position_delete_files`;
+- plus a fully rewritten copy (CREATE TABLE AS SELECT), the floor.
+
+Full-scan and point-lookup times are medians of --repeat. Each job runs once per
+contender, since each needs its own fresh table. Bytes read and written are the Spark
+JVM's Hadoop file-system counters around the job. Every contender's content is verified
+against the table before maintenance. Every number is measured by this run.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
+import random
 import time
 
-from embedded import fresh_embedded
+from common import fresh_embedded, median_seconds, write_json
+
+LOOKUPS = 5
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=200_000)
-    parser.add_argument("--commits", type=int, default=40)
+    parser.add_argument("--sizes", default="1000000:100:identity,1000000:50:none", help="rows:commits:partitioning,...")
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json-out")
     args = parser.parse_args()
 
     config, spark = fresh_embedded("compaction")
-    from maintenance.catalogs import load_table, parse_table_ref
+    results = []
+    for number, size in enumerate(args.sizes.split(",")):
+        rows, commits, partitioning = size.split(":")
+        results.append(measure_size(config, spark, number, int(rows), int(commits), partitioning, args.partitions, args.repeat))
+        print_size(results[-1])
+    write_json(args.json_out, {"repeat": args.repeat, "sizes": results})
+
+
+def measure_size(config, spark, number: int, rows: int, commits: int, partitioning: str, partitions: int, repeat: int) -> dict:  # type: ignore[no-untyped-def]
+    from maintenance.catalogs import parse_table_ref
     from maintenance.fingerprint import content_fingerprint
-    from maintenance.health import table_health
-    from maintenance.jobs.convert.job import convert
-    from maintenance.jobs.merge.job import merge
-    from maintenance.jobs.rewrite.job import rewrite
-    from maintenance.jobs.runner import run_job
     from maintenance.workload.cdc import CdcOptions, run_cdc_workload
     from maintenance.workload.shape import TableShape
 
-    options = CdcOptions(rows=args.rows, commits=args.commits, update_ratio=0.05, delete_ratio=0.01, shape=TableShape("identity", args.partitions, "single"))
-    tables = {name: parse_table_ref(f"bench.{name}", config) for name in ("convert", "convert_rewrite", "merge", "stock")}
-    for ref in tables.values():
+    shape = TableShape(partitioning, partitions if partitioning != "none" else 1, "single")
+    options = CdcOptions(rows=rows, commits=commits, update_ratio=0.05, delete_ratio=0.01, shape=shape, seed=7)
+    refs = {name: parse_table_ref(f"bench{number}.{name}", config) for name in ("icemaint", "merge", "stock_data", "stock_pos")}
+    started = time.perf_counter()
+    for ref in refs.values():
         run_cdc_workload(spark, config, ref, options)
+    generate_s = (time.perf_counter() - started) / len(refs)
+    expected = content_fingerprint(spark, refs["icemaint"])
+    keys = random.Random(1).sample([r.id for r in spark.sql(f"SELECT id FROM {refs['icemaint'].spark_name} LIMIT 100000").collect()], LOOKUPS)
+    floor = parse_table_ref(f"bench{number}.floor", config)
+    spark.sql(f"CREATE TABLE {floor.spark_name} USING iceberg TBLPROPERTIES ('format-version'='2') AS SELECT * FROM {refs['icemaint'].spark_name}")
 
-    def scan_seconds(ref) -> float:  # type: ignore[no-untyped-def]
-        times = []
-        for _ in range(args.repeat):
-            started = time.perf_counter()
-            content_fingerprint(spark, ref)
-            times.append(time.perf_counter() - started)
-        return statistics.median(times)
+    def reads(ref) -> dict:  # type: ignore[no-untyped-def]
+        return {"scan_s": median_seconds(lambda: content_fingerprint(spark, ref), repeat),
+                "lookup_ms": 1000 * median_seconds(lambda: [spark.sql(f"SELECT * FROM {ref.spark_name} WHERE id = {k}").collect() for k in keys], repeat) / LOOKUPS,
+                **delete_files(config, ref)}
 
-    def health(ref):  # type: ignore[no-untyped-def]
-        return table_health(str(ref), load_table(config, ref), small_file_bytes=config.health.small_file_bytes)
-
-    rows = []
-    for name, ref in tables.items():
-        before = health(ref)
-        fingerprint = content_fingerprint(spark, ref)
-        scan_before = scan_seconds(ref)
+    stages = [{"stage": "before maintenance", **reads(refs["icemaint"])}]
+    jobs = []
+    for label, ref, action in (
+        ("icemaint CONVERT", refs["icemaint"], icemaint_job(config, "convert")),
+        ("icemaint REWRITE (after CONVERT)", refs["icemaint"], icemaint_job(config, "rewrite")),
+        ("icemaint MERGE", refs["merge"], icemaint_job(config, "merge")),
+        ("stock rewrite_data_files (delete-file-threshold 1)", refs["stock_data"], stock_call(spark, "rewrite_data_files", "options => map('delete-file-threshold','1')")),
+        ("stock rewrite_position_delete_files", refs["stock_pos"], stock_call(spark, "rewrite_position_delete_files", "options => map('rewrite-all','true')")),
+    ):
+        before = io_counters(spark)
         started = time.perf_counter()
-        if name == "stock":
-            out = spark.sql(
-                f"CALL local.system.rewrite_data_files(table => '{ref.identifier}', options => map('delete-file-threshold','1'))"
-            ).collect()[0]
-            written_files, written_bytes = out.added_data_files_count, out.rewritten_bytes_count
-        else:
-            written_files = written_bytes = 0
-            jobs = {"convert": [convert], "convert_rewrite": [convert, rewrite], "merge": [merge]}[name]
-            for body in jobs:
-                result = run_job(config, ref, body.__name__, body)
-                assert result.status == "committed", result.error
-                written_files += result.counters.get("position_delete_files_added", 0) + result.counters.get("data_files_added", 0)
-                written_bytes += result.counters["bytes_written"]
-        job_seconds = time.perf_counter() - started
-        after = health(ref)
-        assert content_fingerprint(spark, ref).same_content(fingerprint), f"{name} changed the content"
-        rows.append((name, before, after, job_seconds, scan_before, scan_seconds(ref), written_files, written_bytes))
+        action(ref)
+        job_s = time.perf_counter() - started
+        after = io_counters(spark)
+        assert content_fingerprint(spark, ref).same_content(expected), f"{label} changed the content"
+        jobs.append({"job": label, "job_s": job_s, "mib_read": (after[0] - before[0]) / 2**20, "mib_written": (after[1] - before[1]) / 2**20, **delete_files(config, ref)})
+        stages.append({"stage": f"after {label}", **reads(ref)})
+    stages.append({"stage": "fully rewritten copy (floor)", **reads(floor)})
+    return {"rows": rows, "commits": commits, "partitioning": partitioning, "partitions": shape.partitions, "expected_rows": expected.rows,
+            "generate_s_per_table": generate_s, "jobs": jobs, "stages": stages}
 
-    print(f"CDC table: {args.rows} change events, {args.commits} commits, {args.partitions} partitions (5% updates, 1% deletes); scans: median of {args.repeat}")
-    header = (
-        f"{'contender':<34} {'job s':>7} {'files written':>14} {'MB written':>11} {'scan before s':>14} {'scan after s':>13} "
-        f"{'eq deletes left':>16} {'pos deletes left':>17} {'data files':>11}"
-    )
-    print(header)
-    labels = {
-        "convert": "icemaint CONVERT",
-        "convert_rewrite": "icemaint CONVERT + REWRITE",
-        "merge": "icemaint MERGE",
-        "stock": "stock rewrite_data_files (thr. 1)",
-    }
-    for name, before, after, job_s, scan_before, scan_after, files, written_bytes in rows:
-        print(
-            f"{labels[name]:<34} {job_s:>7.1f} {files:>14} {written_bytes / 1e6:>11.2f} {scan_before:>14.2f} {scan_after:>13.2f} "
-            f"{after.equality_delete_files:>16} {after.position_delete_files:>17} {after.data_files:>11}"
-        )
-    first = rows[0][1]
-    print(f"before maintenance each table had {first.data_files} data, {first.equality_delete_files} equality and {first.position_delete_files} position delete files")
-    print("files written: position delete files (CONVERT, REWRITE) or data files (MERGE, stock); stock MB is its rewritten-bytes count")
+
+def icemaint_job(config, job: str):  # type: ignore[no-untyped-def]
+    from maintenance.cycle import job_body
+    from maintenance.jobs.runner import run_job
+
+    def run(ref) -> None:  # type: ignore[no-untyped-def]
+        result = run_job(config, ref, job, job_body(job))
+        assert result.status in ("committed", "noop"), result.error
+
+    return run
+
+
+def stock_call(spark, procedure: str, options: str):  # type: ignore[no-untyped-def]
+    def run(ref) -> None:  # type: ignore[no-untyped-def]
+        spark.sql(f"CALL local.system.{procedure}(table => '{ref.identifier}', {options})").collect()
+
+    return run
+
+
+def io_counters(spark) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """Bytes read and written through Hadoop file systems in the Spark JVM (driver and local executors)."""
+    read = written = 0
+    for stats in spark._jvm.org.apache.hadoop.fs.FileSystem.getAllStatistics():  # type: ignore[attr-defined]
+        read += int(stats.getBytesRead())
+        written += int(stats.getBytesWritten())
+    return read, written
+
+
+def delete_files(config, ref) -> dict:  # type: ignore[no-untyped-def]
+    from maintenance.catalogs import load_table
+    from maintenance.health import table_health
+
+    health = table_health(str(ref), load_table(config, ref), small_file_bytes=config.health.small_file_bytes)
+    return {"data_files": health.data_files, "equality_delete_files": health.equality_delete_files, "position_delete_files": health.position_delete_files}
+
+
+def print_size(result: dict) -> None:
+    print(f"\n{result['rows']} change events, {result['commits']} commits, {result['partitioning']} ({result['expected_rows']} rows; generated in {result['generate_s_per_table']:.0f} s per table)")
+    print(f"{'job':<52} {'s':>7} {'MiB read':>9} {'MiB written':>12} {'data':>6} {'eq del':>7} {'pos del':>8}")
+    for j in result["jobs"]:
+        print(f"{j['job']:<52} {j['job_s']:>7.1f} {j['mib_read']:>9.1f} {j['mib_written']:>12.1f} {j['data_files']:>6} {j['equality_delete_files']:>7} {j['position_delete_files']:>8}")
+    print(f"{'table state':<60} {'scan s':>7} {'lookup ms':>10}")
+    for s in result["stages"]:
+        print(f"{s['stage']:<60} {s['scan_s']:>7.2f} {s['lookup_ms']:>10.1f}")
 
 
 if __name__ == "__main__":

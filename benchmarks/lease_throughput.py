@@ -18,6 +18,8 @@ import uuid
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from common import write_json
+
 DEFAULT_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
 
@@ -71,6 +73,7 @@ def main() -> None:
     parser.add_argument("--url", default=DEFAULT_URL, help="an admin URL of the PostgreSQL server")
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--json-out")
     args = parser.parse_args()
 
     from maintenance.state.database import ensure_schema, make_engine
@@ -94,6 +97,7 @@ def main() -> None:
     for label, r in rows:
         print(f"{label:<18} {r['cycles_per_s']:>9.0f} {r['ops_per_s']:>8.0f} {r['refused_per_s']:>10.0f} {r['p50_ms']:>8.2f} {r['p99_ms']:>8.2f}")
     print("a cycle is acquire + renew + release (three conditional statements and two reads)")
+    write_json(args.json_out, {"clients": args.clients, "seconds": args.seconds, "scenarios": [{"scenario": label, **r} for label, r in rows]})
 
 
 if __name__ == "__main__":

@@ -16,3 +16,23 @@ def fresh_embedded(prefix: str) -> tuple[Any, Any]:
 
     config = load_config(None)
     return config, get_spark(config)
+
+
+def write_json(path: str | None, value: Any) -> None:
+    """The measurements for `benchmarks/report.py`, when it asked for them."""
+    if path:
+        import json
+
+        Path(path).write_text(json.dumps(value, indent=2, default=str))
+
+
+def median_seconds(action, repeat: int) -> float:  # type: ignore[no-untyped-def]
+    import statistics
+    import time
+
+    times = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        action()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)

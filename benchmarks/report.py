@@ -1,0 +1,154 @@
+"""`make bench`: run every benchmark and write docs/benchmarks.md.
+
+    .venv/bin/python benchmarks/report.py [--quick] [--out docs/benchmarks.md]
+
+Each benchmark runs in its own process (its own Spark) and hands its measurements back as
+JSON; this script only formats them. Ratios compare contenders measured in the same run.
+`--quick` runs small sizes, to check the pipeline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+FULL = {
+    "compaction": ["--sizes", "1000000:100:identity,1000000:50:none", "--repeat", "3"],
+    "orphans": ["--files", "10000", "--repeat", "3"],
+    "planning": ["--tables", "200", "--repeat", "3"],
+    "daemon_memory": ["--samples", "5"],
+    "lease_throughput": ["--clients", "8", "--seconds", "10"],
+}
+QUICK = {
+    "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1"],
+    "orphans": ["--files", "400", "--repeat", "1"],
+    "planning": ["--tables", "5", "--repeat", "1"],
+    "daemon_memory": ["--samples", "1"],
+    "lease_throughput": ["--clients", "2", "--seconds", "2"],
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
+    args = parser.parse_args()
+    plan = QUICK if args.quick else FULL
+    results, seconds = {}, {}
+    with tempfile.TemporaryDirectory(prefix="icemaint-bench-") as folder:
+        for name, options in plan.items():
+            out = Path(folder) / f"{name}.json"
+            print(f"== {name} {' '.join(options)}", flush=True)
+            started = time.monotonic()
+            subprocess.run([sys.executable, str(HERE / f"{name}.py"), *options, "--json-out", str(out)], check=True, cwd=REPO)
+            seconds[name] = time.monotonic() - started
+            results[name] = json.loads(out.read_text())
+    text = render(results, seconds, plan, quick=args.quick)
+    Path(args.out).write_text(text)
+    print(f"wrote {args.out} ({sum(seconds.values()) / 60:.1f} min)")
+
+
+def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
+    lines = ["# Benchmarks", ""]
+    lines += [f"Written by `make bench` (`benchmarks/report.py`{' --quick' if quick else ''}) on {datetime.date.today().isoformat()}. "
+              "Every number below was measured by that run; ratios compare contenders measured in it, on identical tables.", ""]
+    lines += ["| machine | |", "|---|---|"]
+    for key, value in machine().items():
+        lines.append(f"| {key} | {value} |")
+    lines += ["", f"Run time: {sum(seconds.values()) / 60:.1f} min ({', '.join(f'{k} {v / 60:.1f}' for k, v in seconds.items())})."]
+
+    c = results["compaction"]
+    lines += ["", "## Delete compaction against the stock procedures", "",
+              "Generated CDC tables (5% updates, 1% deletes), one identical table per contender, from one seed (`benchmarks/compaction.py "
+              + " ".join(plan["compaction"]) + "`).",
+              "Each job runs once per contender (each needs a fresh table). Full-scan and point-lookup times are medians of "
+              f"{c['repeat']} runs; MiB read and written are the Spark JVM's Hadoop file-system counters around the job.",
+              "Every contender's content was verified equal to the table's before maintenance."]
+    for size in c["sizes"]:
+        stock = next(j for j in size["jobs"] if j["job"].startswith("stock rewrite_data_files"))
+        layout = "unpartitioned" if size["partitioning"] == "none" else f"{size['partitions']} partitions ({size['partitioning']})"
+        lines += ["", f"### {size['rows']:,} change events, {size['commits']} commits, {layout}: {size['expected_rows']:,} rows", "",
+                  "| job | s | × stock rewrite_data_files time | MiB read | MiB written | data files | equality deletes left | position deletes left |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for j in size["jobs"]:
+            lines.append(f"| {j['job']} | {j['job_s']:.1f} | {j['job_s'] / stock['job_s']:.2f} | {j['mib_read']:.1f} | {j['mib_written']:.1f} | "
+                         f"{j['data_files']} | {j['equality_delete_files']} | {j['position_delete_files']} |")
+        before = size["stages"][0]
+        lines += ["", "| table state | full scan s | × before | point lookup ms | × before | equality / position delete files |", "|---|---|---|---|---|---|"]
+        for s in size["stages"]:
+            lines.append(f"| {s['stage']} | {s['scan_s']:.2f} | {s['scan_s'] / before['scan_s']:.2f} | {s['lookup_ms']:.0f} | "
+                         f"{s['lookup_ms'] / before['lookup_ms']:.2f} | {s['equality_delete_files']} / {s['position_delete_files']} |")
+
+    o = results["orphans"]
+    ice = next(r for r in o["contenders"] if r["contender"].startswith("icemaint"))
+    lines += ["", "## Orphan cleanup", "",
+              f"A table with {o['live']:,} live data files and {o['orphans']:,} old orphans beside them; fresh tables per run, medians of {o['repeat']} "
+              "(`benchmarks/orphans.py`).", "",
+              "| contender | files under location | listing s | total s | × icemaint | files deleted |", "|---|---|---|---|---|---|"]
+    for r in o["contenders"]:
+        listing = f"{r['listing_s']:.2f}" if r["listing_s"] is not None else "n/a"
+        lines.append(f"| {r['contender']} | {r['files']:,} | {listing} | {r['total_s']:.2f} | {r['total_s'] / ice['total_s']:.1f} | {r['deleted']:,} |")
+
+    p = results["planning"]
+    lines += ["", "## Planning without Spark", "",
+              f"`health` and `plan` over {p['tables']} generated tables in a process that never starts a JVM (JVM started: {p['jvm_started']}); "
+              "medians of the repeats (`benchmarks/planning.py`).", "",
+              "| what | per table |", "|---|---|",
+              f"| health (metadata and manifests) | {p['health_ms_per_table']:.1f} ms |",
+              f"| plan (health, policies, run history, ranking; {p['due']} jobs due) | {p['plan_ms_per_table']:.1f} ms |"]
+
+    d = results["daemon_memory"]
+    lines += ["", "## Daemon memory", "",
+              f"Resident memory of `icemaint daemon`'s whole process tree, median of {d['samples']} samples (`benchmarks/daemon_memory.py`).", "",
+              "| state | MiB |", "|---|---|",
+              f"| idle, Spark stopped | {d['idle_spark_stopped_mib']:.0f} |",
+              f"| after a MERGE, Spark started | {d['spark_started_mib']:.0f} |"]
+
+    lt = results["lease_throughput"]
+    lines += ["", "## Lease throughput on PostgreSQL", "",
+              f"{lt['clients']} client processes, {lt['seconds']:.0f} s per scenario; a cycle is acquire + renew + release (`benchmarks/lease_throughput.py`).", "",
+              "| scenario | cycles/s | refused/s | p50 ms | p99 ms |", "|---|---|---|---|---|"]
+    for s in lt["scenarios"]:
+        lines.append(f"| {s['scenario']} | {s['cycles_per_s']:.0f} | {s['refused_per_s']:.0f} | {s['p50_ms']:.1f} | {s['p99_ms']:.1f} |")
+    return "\n".join(lines) + "\n"
+
+
+def machine() -> dict[str, str]:
+    info = {"cores": str(os.cpu_count())}
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        model = next((line.split(":", 1)[1].strip() for line in cpuinfo.read_text().splitlines() if line.startswith("model name")), None)
+        if model:
+            info["cpu"] = model
+    meminfo = Path("/proc/meminfo")
+    if meminfo.exists():
+        kib = int(next(line.split()[1] for line in meminfo.read_text().splitlines() if line.startswith("MemTotal:")))
+        info["memory"] = f"{kib / 2**20:.1f} GiB"
+    info["os"] = platform.platform()
+    info["python"] = platform.python_version()
+    from importlib.metadata import version
+
+    for package in ("pyspark", "pyiceberg", "pyarrow", "sqlalchemy"):
+        info[package] = version(package)
+    sys.path.insert(0, str(REPO))
+    from maintenance.spark.session import iceberg_runtime_jar
+
+    info["iceberg runtime"] = Path(iceberg_runtime_jar()).name
+    java = subprocess.run(["java", "-version"], capture_output=True, text=True)
+    info["java"] = (java.stderr.splitlines() or ["?"])[0]
+    return info
+
+
+if __name__ == "__main__":
+    main()
