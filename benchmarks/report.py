@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 FULL = {
-    "compaction": ["--sizes", "1000000:100:identity,1000000:50:none", "--repeat", "3"],
+    "compaction": ["--sizes", "1000000:100:identity,1000000:50:none,3000000:200:bucket", "--repeat", "3"],
     "orphans": ["--files", "10000", "--repeat", "3"],
     "planning": ["--tables", "200", "--repeat", "3"],
     "daemon_memory": ["--samples", "5"],

@@ -169,3 +169,33 @@ def assert_no_overlap(runs: list[RunRecord]) -> None:
     spans = sorted((r.started_at_ms, r.ended_at_ms or r.started_at_ms, r.run_id) for r in runs)
     for (_, end, first), (start, _, second) in zip(spans, spans[1:]):
         assert start >= end, f"runs {first} and {second} overlap"
+
+
+def test_sigterm_during_a_job_cancels_it_after_the_grace_period(tmp_path: Path, spark, config: Config, cdc_table: CdcFactory) -> None:
+    namespace = f"daemon_{uuid.uuid4().hex[:6]}"
+    ref, _, model = cdc_table(ref=TableRef(config.default_catalog, (namespace,), "big"), rows=60_000, commits=30, update_ratio=0.3)
+    state_url = f"sqlite:///{tmp_path / 'state.db'}"
+    config_path, _ = daemon_config(tmp_path, config, state_url, namespace, "daemon")
+    config_path.write_text(config_path.read_text().replace("shutdown_grace: 60s", "shutdown_grace: 1s"))
+    engine = make_engine(state_url)
+    ensure_schema(engine)
+    runs, leases = RunStore(engine), LeaseStore(engine)
+    log = tmp_path / "daemon.log"
+    snapshot = load_table(config, ref).metadata.current_snapshot_id
+
+    process = start_daemon(config_path, log)
+    try:
+        wait_for(lambda: any(r.job == "merge" and r.status == "running" for r in runs.list(table=str(ref))), 120, "the merge to start", [log])
+        wait_for(lambda: '"starting spark"' in log.read_text(), 120, "Spark to start", [log])
+        time.sleep(8)  # Spark up (about 5 s), then inside the job's Spark work
+    finally:
+        code = stop_daemon(process, log)
+
+    assert code == 0, log.read_text()[-3000:]
+    merge = next(r for r in runs.list(table=str(ref)) if r.job == "merge")
+    assert merge.status in ("failed", "committed"), merge  # cancelled, or it had just finished
+    assert not [lease for lease in leases.list() if lease.held]
+    if merge.status == "failed":
+        assert load_table(config, ref).metadata.current_snapshot_id == snapshot  # nothing landed
+    assert spark_rows(spark, ref) == model_rows(model)
+    assert "grace period over: cancelling running jobs" in log.read_text() or merge.status == "committed"

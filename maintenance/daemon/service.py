@@ -99,6 +99,7 @@ class Daemon:
             log.warning("grace period over: cancelling running jobs", tables=sorted(self.running))
             if spark_running():
                 get_spark(self.config).sparkContext.cancelAllJobs()
+                log.info("spark jobs cancelled")
             cancel_deadline = time.monotonic() + CANCEL_WAIT_S
             while self._busy() and time.monotonic() < cancel_deadline:
                 time.sleep(0.2)
