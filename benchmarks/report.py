@@ -100,28 +100,34 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
         listing = f"{r['listing_s']:.2f}" if r["listing_s"] is not None else "n/a"
         lines.append(f"| {r['contender']} | {r['files']:,} | {listing} | {r['total_s']:.2f} | {r['total_s'] / ice['total_s']:.1f} | {r['deleted']:,} |")
 
-    p = results["planning"]
-    lines += ["", "## Planning without Spark", "",
-              f"`health` and `plan` over {p['tables']} generated tables in a process that never starts a JVM (JVM started: {p['jvm_started']}); "
-              "medians of the repeats (`benchmarks/planning.py`).", "",
-              "| what | per table |", "|---|---|",
-              f"| health (metadata and manifests) | {p['health_ms_per_table']:.1f} ms |",
-              f"| plan (health, policies, run history, ranking; {p['due']} jobs due) | {p['plan_ms_per_table']:.1f} ms |"]
-
-    d = results["daemon_memory"]
-    lines += ["", "## Daemon memory", "",
-              f"Resident memory of `icemaint daemon`'s whole process tree, median of {d['samples']} samples (`benchmarks/daemon_memory.py`).", "",
-              "| state | MiB |", "|---|---|",
-              f"| idle, Spark stopped | {d['idle_spark_stopped_mib']:.0f} |",
-              f"| after a MERGE, Spark started | {d['spark_started_mib']:.0f} |"]
-
-    lt = results["lease_throughput"]
-    lines += ["", "## Lease throughput on PostgreSQL", "",
-              f"{lt['clients']} client processes, {lt['seconds']:.0f} s per scenario; a cycle is acquire + renew + release (`benchmarks/lease_throughput.py`).", "",
-              "| scenario | cycles/s | refused/s | p50 ms | p99 ms |", "|---|---|---|---|---|"]
-    for s in lt["scenarios"]:
-        lines.append(f"| {s['scenario']} | {s['cycles_per_s']:.0f} | {s['refused_per_s']:.0f} | {s['p50_ms']:.1f} | {s['p99_ms']:.1f} |")
+    p, d, lt = results["planning"], results["daemon_memory"], results["lease_throughput"]
+    lines += section(
+        "Planning without Spark",
+        f"`health` and `plan` over {p['tables']} generated tables in a process that never starts a JVM (JVM started: {p['jvm_started']}); "
+        "medians of the repeats (`benchmarks/planning.py`).",
+        ["what", "per table"],
+        [["health (metadata and manifests)", f"{p['health_ms_per_table']:.1f} ms"],
+         [f"plan (health, policies, run history, ranking; {p['due']} jobs due)", f"{p['plan_ms_per_table']:.1f} ms"]],
+    )
+    lines += section(
+        "Daemon memory",
+        f"Resident memory of `icemaint daemon`'s whole process tree, median of {d['samples']} samples (`benchmarks/daemon_memory.py`).",
+        ["state", "MiB"],
+        [["idle, Spark stopped", f"{d['idle_spark_stopped_mib']:.0f}"], ["after a MERGE, Spark started", f"{d['spark_started_mib']:.0f}"]],
+    )
+    lines += section(
+        "Lease throughput on PostgreSQL",
+        f"{lt['clients']} client processes, {lt['seconds']:.0f} s per scenario; a cycle is acquire + renew + release (`benchmarks/lease_throughput.py`).",
+        ["scenario", "cycles/s", "refused/s", "p50 ms", "p99 ms"],
+        [[s["scenario"], f"{s['cycles_per_s']:.0f}", f"{s['refused_per_s']:.0f}", f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}"] for s in lt["scenarios"]],
+    )
     return "\n".join(lines) + "\n"
+
+
+def section(title: str, note: str, header: list[str], rows: list[list[str]]) -> list[str]:
+    """A `##` section: a note, then a table."""
+    lines = ["", f"## {title}", "", note, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
 
 
 def machine() -> dict[str, str]:
