@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from maintenance.health import TableHealth
+from maintenance.jobs.result import COMMITTED, FAILED, FENCED, NOOP
 from maintenance.policy.model import JOB_ORDER, JobPolicy, TablePolicy
 from maintenance.policy.triggers import fired
 from maintenance.state.runs import RunRecord
@@ -29,8 +30,8 @@ SCAN_BYTES_PER_S = 100 * 1024 * 1024  # for job cost estimates, one core
 JOB_OVERHEAD_S = {"convert": 5.0, "rewrite": 3.0, "merge": 5.0, "expire": 1.0, "orphans": 1.0}
 BACKOFF_BASE_S = 60.0
 BACKOFF_MAX_S = 3600.0
-DONE = ("committed", "noop")
-FAILED = ("failed", "fenced")
+DONE = (COMMITTED, NOOP)  # a run that counts for the schedule
+UNSUCCESSFUL = (FAILED, FENCED)  # a run that counts for the backoff
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,7 @@ def _due(policy: JobPolicy, health: TableHealth, history: list[RunRecord], now: 
     now_ms = now.timestamp() * 1000
     failures = []
     for run in history:  # newest first; running and skipped runs say nothing either way
-        if run.status in FAILED:
+        if run.status in UNSUCCESSFUL:
             failures.append(run)
         elif run.status in DONE:
             break

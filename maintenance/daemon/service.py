@@ -16,7 +16,7 @@ import signal
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import timezone
+from datetime import datetime, timezone
 
 import structlog
 
@@ -24,7 +24,7 @@ from maintenance.config import Config
 from maintenance.cycle import Evaluation, evaluate, run_decision
 from maintenance.daemon.http import serve
 from maintenance.daemon.metrics import DaemonMetrics
-from maintenance.errors import EXIT_OK
+from maintenance.errors import EXIT_OK, IcemaintError
 from maintenance.planner import Decision
 from maintenance.policy.loader import load_policies
 from maintenance.policy.model import Policy
@@ -67,7 +67,7 @@ class Daemon:
             self.http_port = server.server_address[1]
         scheduler = BackgroundScheduler(timezone=timezone.utc)
         scheduler.add_job(self.evaluate_and_dispatch, "interval", seconds=self.settings.interval_s, id="evaluate",
-                          next_run_time=_now(), max_instances=1, coalesce=True, misfire_grace_time=None)
+                          next_run_time=datetime.now(timezone.utc), max_instances=1, coalesce=True, misfire_grace_time=None)
         scheduler.add_job(self.stop_idle_spark, "interval", seconds=max(1.0, min(30.0, self.settings.spark_idle_s / 2)), id="idle",
                           max_instances=1, coalesce=True)
         scheduler.start()
@@ -136,7 +136,7 @@ class Daemon:
             wait = min(MAX_EVALUATION_BACKOFF_S, self.settings.interval_s * 2 ** (self.evaluation_failures - 1))
             self.next_evaluation_at = time.monotonic() + wait
             self.metrics.evaluations.labels("failed").inc()
-            log.error("evaluation failed; backing off", error=str(exc), retry_in_s=round(wait, 1), exc_info=not _expected(exc))
+            log.error("evaluation failed; backing off", error=str(exc), retry_in_s=round(wait, 1), exc_info=not isinstance(exc, IcemaintError))
             return
         self.evaluation_failures, self.next_evaluation_at = 0, 0.0
         self.last_evaluation_ok = time.time()
@@ -196,14 +196,3 @@ class Daemon:
                 stop_spark()
         self.metrics.spark_running.set(1 if spark_running() else 0)
 
-
-def _now():  # type: ignore[no-untyped-def]
-    from datetime import datetime
-
-    return datetime.now(timezone.utc)
-
-
-def _expected(exc: Exception) -> bool:
-    from maintenance.errors import IcemaintError
-
-    return isinstance(exc, IcemaintError)

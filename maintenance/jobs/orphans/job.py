@@ -11,6 +11,7 @@ from __future__ import annotations
 import time
 
 import structlog
+from pyiceberg.table import Table
 
 from maintenance.catalogs import load_table
 from maintenance.errors import UsageError
@@ -70,7 +71,7 @@ def orphans(ctx: JobContext) -> JobOutcome:
     return JobOutcome(COMMITTED, counters={**counters, "files_deleted": deleted})
 
 
-def _metadata_dir(table) -> str:  # type: ignore[no-untyped-def]
+def _metadata_dir(table: Table) -> str:
     """The metadata folder relative to the location (`write.metadata.path` may move it)."""
     location = normalise(table.location())
     folder = normalise(table.metadata_location.rsplit("/", 1)[0])
