@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 
 import structlog
 
-from maintenance.catalogs import TableRef, list_tables, load_table
+from maintenance.catalogs import TableRef, list_tables, load_table, parse_table_ref
 from maintenance.config import Config
 from maintenance.errors import IcemaintError, UsageError
 from maintenance.health import TableHealth, table_health
@@ -107,7 +107,7 @@ def run_decision(config: Config, state: StateStore, decision: Decision, *, holde
                  policies: list[Policy] | None = None, recheck: bool = True, progress: Callable[[object], None] | None = None) -> JobResult:
     """Run one planned job under a lease, with its policy's options and Spark settings."""
     job_policy = decision.job_policy or JobPolicy(job=decision.job)
-    ref = _ref_of(config, decision.table)
+    ref = parse_table_ref(decision.table, config)
     precheck = None
     if recheck and policies is not None:
         precheck = lambda: still_due(config, state, ref, decision.job, policies)  # noqa: E731
@@ -147,12 +147,6 @@ def spark_settings(ctx: JobContext, settings: dict[str, str]) -> Iterator[None]:
                 conf.unset(key)
             else:
                 conf.set(key, value)
-
-
-def _ref_of(config: Config, table: str) -> TableRef:
-    from maintenance.catalogs import parse_table_ref
-
-    return parse_table_ref(table, config)
 
 
 def named_jobs(evaluation: Evaluation, jobs: list[str], *, include_disabled: bool) -> list[Decision]:

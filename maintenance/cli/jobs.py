@@ -11,16 +11,17 @@ from maintenance.cli.output import emit_fields, emit_json
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import EXIT_FAILED, EXIT_OK
 from maintenance.jobs.result import JobResult
-from maintenance.jobs.runner import JobBody, run_job
+from maintenance.jobs.runner import run_job
 
 
-def run_and_report(app: AppContext, table: str, job: str, body: JobBody, *, dry_run: bool, verify: bool, as_json: bool, options: dict[str, Any]) -> int:
+def run_and_report(app: AppContext, table: str, job: str, *, dry_run: bool, verify: bool, as_json: bool, options: dict[str, Any]) -> int:
     ref = app.table(table)
     from maintenance.catalogs import load_table
+    from maintenance.cycle import job_body
 
     load_table(app.config, ref)  # an unknown table is a usage error, before any lease
     with progress_display(f"{job} {ref}", enabled=wanted(as_json)) as progress:
-        result = run_job(app.config, ref, job, body, dry_run=dry_run, verify=verify, options={**options, "progress": progress})
+        result = run_job(app.config, ref, job, job_body(job), dry_run=dry_run, verify=verify, options={**options, "progress": progress})
     report(result, as_json)
     return EXIT_OK if result.ok else EXIT_FAILED
 
@@ -53,11 +54,6 @@ partition_option = click.option(
 
 
 def register(cli: click.Group) -> None:
-    from maintenance.jobs.convert.job import convert as convert_body
-    from maintenance.jobs.expire.job import expire as expire_body
-    from maintenance.jobs.orphans.job import orphans as orphans_body
-    from maintenance.jobs.merge.job import merge as merge_body
-    from maintenance.jobs.rewrite.job import rewrite as rewrite_body
 
     @cli.command()
     @common_options
@@ -65,7 +61,7 @@ def register(cli: click.Group) -> None:
     @pass_app
     def merge(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, partitions: tuple[str, ...]) -> int:
         """MERGE deletes into data files and drop the delete files, sequence numbers kept (a Spark job)."""
-        return run_and_report(app, table, "merge", merge_body, dry_run=dry_run, verify=verify, as_json=as_json, options={"partitions": partitions})
+        return run_and_report(app, table, "merge", dry_run=dry_run, verify=verify, as_json=as_json, options={"partitions": partitions})
 
     @cli.command()
     @common_options
@@ -73,7 +69,7 @@ def register(cli: click.Group) -> None:
     @pass_app
     def rewrite(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, partitions: tuple[str, ...]) -> int:
         """REWRITE position deletes: at most one file per partition and target size (a Spark job)."""
-        return run_and_report(app, table, "rewrite", rewrite_body, dry_run=dry_run, verify=verify, as_json=as_json, options={"partitions": partitions})
+        return run_and_report(app, table, "rewrite", dry_run=dry_run, verify=verify, as_json=as_json, options={"partitions": partitions})
 
     @cli.command()
     @common_options
@@ -83,7 +79,7 @@ def register(cli: click.Group) -> None:
     def convert(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, partitions: tuple[str, ...], max_files_per_commit: int | None) -> int:
         """CONVERT equality deletes into position deletes (a Spark job)."""
         return run_and_report(
-            app, table, "convert", convert_body, dry_run=dry_run, verify=verify, as_json=as_json,
+            app, table, "convert", dry_run=dry_run, verify=verify, as_json=as_json,
             options={"partitions": partitions, "max_files_per_commit": max_files_per_commit},
         )
 
@@ -106,7 +102,7 @@ def register(cli: click.Group) -> None:
             min_snapshots_to_keep=retain_last,
             checkpoint_keys=tuple(dict.fromkeys((*DEFAULT_CHECKPOINT_KEYS, *checkpoint_keys))),
         )
-        return run_and_report(app, table, "expire", expire_body, dry_run=dry_run, verify=verify, as_json=as_json, options={"retention": retention})
+        return run_and_report(app, table, "expire", dry_run=dry_run, verify=verify, as_json=as_json, options={"retention": retention})
 
     @cli.command()
     @common_options
@@ -121,5 +117,5 @@ def register(cli: click.Group) -> None:
 
         older_than_s = parse_duration(older_than)
         check_margin(older_than_s, force, dry_run)
-        return run_and_report(app, table, "orphans", orphans_body, dry_run=dry_run, verify=verify, as_json=as_json,
+        return run_and_report(app, table, "orphans", dry_run=dry_run, verify=verify, as_json=as_json,
                               options={"older_than_s": older_than_s, "force": force})
