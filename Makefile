@@ -5,7 +5,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: setup system test demo bench clean
+.PHONY: setup system test-tools test test-integration demo bench clean
 
 setup: system $(STAMP)
 
@@ -18,8 +18,28 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-test: setup
-	$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+# What the catalog matrix (tests/test_catalog_matrix.py) needs besides setup: javac for the
+# REST catalog fixture, and hadoop-aws + the AWS SDK bundle for Spark's s3a:// (cached under
+# .venv/share/icemaint-jars, never committed). And the browser the status page's tests drive
+# (tests/test_ui.py): Chromium and chromedriver, for tests only (the image never gets them).
+test-tools: setup
+	@bash scripts/setup-test-browser.sh
+	@command -v javac >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "test-tools: installing openjdk-17-jdk-headless (javac) with apt-get" >&2; \
+	    apt-get update -qq >/dev/null && mkdir -p /usr/share/man/man1 && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jdk-headless >/dev/null; \
+	  else echo "test-tools: please install a JDK 17 (javac), then run make again" >&2; exit 1; fi; }
+	@bash scripts/s3-jars.sh $(VENV)/bin/python
+
+# The suite without the catalog matrix (about 10 minutes on 2 cores).
+test: setup test-tools
+	$(VENV)/bin/python -m pytest -m "not (hive or rest or s3 or faults)" $(PYTEST_ARGS)
+
+# The slow suites, which CI runs too: the catalog matrix (Hive Metastore, REST catalog and
+# S3, started by the tests) and the fault injection (jobs killed with SIGKILL).
+test-integration: setup test-tools
+	$(VENV)/bin/python -m pytest -m "hive or rest or s3 or faults" $(PYTEST_ARGS)
 
 demo: setup
 	$(VENV)/bin/icemaint demo

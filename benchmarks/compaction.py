@@ -46,7 +46,7 @@ def main() -> None:
 
 def measure_size(config, spark, number: int, rows: int, commits: int, partitioning: str, partitions: int, repeat: int) -> dict:  # type: ignore[no-untyped-def]
     from maintenance.catalogs import parse_table_ref
-    from maintenance.fingerprint import content_fingerprint
+    from maintenance.spark.fingerprint import content_fingerprint
     from maintenance.workload.cdc import CdcOptions, run_cdc_workload
     from maintenance.workload.shape import TableShape
 
@@ -90,11 +90,10 @@ def measure_size(config, spark, number: int, rows: int, commits: int, partitioni
 
 
 def icemaint_job(config, job: str):  # type: ignore[no-untyped-def]
-    from maintenance.cycle import job_body
     from maintenance.jobs.runner import run_job
 
     def run(ref) -> None:  # type: ignore[no-untyped-def]
-        result = run_job(config, ref, job, job_body(job))
+        result = run_job(config, ref, job)
         assert result.status in ("committed", "noop"), result.error
 
     return run
@@ -118,7 +117,7 @@ def io_counters(spark) -> tuple[int, int]:  # type: ignore[no-untyped-def]
 
 def delete_files(config, ref) -> dict:  # type: ignore[no-untyped-def]
     from maintenance.catalogs import load_table
-    from maintenance.health import table_health
+    from maintenance.table.health import table_health
 
     health = table_health(str(ref), load_table(config, ref), small_file_bytes=config.health.small_file_bytes)
     return {"data_files": health.data_files, "equality_delete_files": health.equality_delete_files, "position_delete_files": health.position_delete_files}

@@ -30,7 +30,6 @@ def main() -> None:
 
     config, spark = fresh_embedded("orphans")
     from maintenance.catalogs import load_table, parse_table_ref
-    from maintenance.jobs.orphans.job import orphans
     from maintenance.jobs.runner import run_job
 
     orphans_n = int(args.files * args.orphan_share)
@@ -43,9 +42,9 @@ def main() -> None:
             table = load_table(config, ref)
             started = time.monotonic()
             if contender.startswith("icemaint"):
-                result = run_job(config, ref, "orphans", orphans, options={"older_than_s": 86400})
+                result = run_job(config, ref, "orphans", {"older_than": 86400})
                 assert result.ok, result.error
-                deleted, listing_s = result.counters["files_deleted"], result.counters["listing_s"]
+                deleted, listing_s = result.counters["files_deleted"], result.counters["listing_seconds"]
             else:
                 spark.sql(f"REFRESH TABLE {ref.spark_name}")
                 older = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - 86400))

@@ -50,8 +50,8 @@ def measure(repeat: int) -> dict:
 
     from maintenance.catalogs import list_tables, load_table
     from maintenance.config import load_config
-    from maintenance.cycle import evaluate
-    from maintenance.health import table_health
+    from maintenance.schedule.cycle import evaluate
+    from maintenance.table.health import table_health
     from maintenance.policy.loader import load_policies
     from maintenance.state.store import open_state
 

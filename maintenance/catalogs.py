@@ -17,7 +17,7 @@ from pyiceberg.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
 from maintenance.config import CatalogConfig, Config
-from maintenance.errors import CatalogUnavailableError, UnknownTableError, UsageError
+from maintenance.errors import CatalogUnavailableError, ConfigError, IcemaintError, UnknownTableError, UsageError, misconfigured
 from maintenance.redact import redact_text
 
 
@@ -87,7 +87,7 @@ def get_catalog(config: Config, name: str) -> Catalog:
     try:
         return _load_catalog_cached(name, tuple(sorted(props.items())))
     except Exception as exc:  # pyiceberg raises many kinds; all mean "cannot use it now"
-        raise CatalogUnavailableError(f"catalog '{name}' is unavailable: {redact_text(str(exc)).splitlines()[0] if str(exc) else type(exc).__name__}") from exc
+        raise _catalog_error(name, exc) from exc
 
 
 def load_table(config: Config, ref: TableRef) -> Table:
@@ -97,13 +97,14 @@ def load_table(config: Config, ref: TableRef) -> Table:
     except (NoSuchTableError, NoSuchNamespaceError):
         raise UnknownTableError(f"unknown table '{ref}'") from None
     except (OSError, ConnectionError, SQLAlchemyError) as exc:
-        raise CatalogUnavailableError(f"catalog '{ref.catalog}' is unavailable: {_one_line(exc)}") from exc
+        raise _catalog_error(ref.catalog, exc) from exc
 
 
-def list_tables(config: Config) -> list[TableRef]:
-    """Every table of every configured catalog, namespaces walked to any depth."""
+def list_tables(config: Config, *catalogs: str) -> list[TableRef]:
+    """Every table of the named catalogs (default: every configured one), namespaces walked
+    to any depth."""
     refs = []
-    for name in config.catalogs:
+    for name in catalogs or tuple(config.catalogs):
         catalog = get_catalog(config, name)
         try:
             pending = [tuple(ns) for ns in catalog.list_namespaces()]
@@ -114,8 +115,17 @@ def list_tables(config: Config) -> list[TableRef]:
         except (NoSuchNamespaceError, NotImplementedError):
             continue
         except (OSError, ConnectionError, SQLAlchemyError) as exc:
-            raise CatalogUnavailableError(f"catalog '{name}' is unavailable: {_one_line(exc)}") from exc
+            raise _catalog_error(name, exc) from exc
     return sorted(refs, key=str)
+
+
+def _catalog_error(name: str, exc: BaseException) -> IcemaintError:
+    """Unreachable is a failure that may pass (exit 1); a wrong role, database, password or
+    database file is the configuration's (exit 2)."""
+    reason = _one_line(exc)
+    if misconfigured(reason):
+        return ConfigError(f"catalog '{name}': {reason}")
+    return CatalogUnavailableError(f"catalog '{name}' is unavailable: {reason}")
 
 
 def _one_line(exc: BaseException) -> str:

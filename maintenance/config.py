@@ -234,7 +234,7 @@ def _parse_health(raw: Any, source: str) -> HealthConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: 'health' must be a mapping")
     _reject_unknown(raw, {"small_file_bytes"}, source, "health")
-    value = raw.get("small_file_bytes", HealthConfig.small_file_bytes)
+    value = _number(raw.get("small_file_bytes", HealthConfig.small_file_bytes))
     if not isinstance(value, int) or value <= 0:
         raise ConfigError(f"{source}: health.small_file_bytes must be a positive integer")
     return HealthConfig(small_file_bytes=value)
@@ -244,7 +244,7 @@ def _parse_leases(raw: Any, source: str) -> LeaseConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: 'leases' must be a mapping")
     _reject_unknown(raw, {"ttl_seconds"}, source, "leases")
-    value = raw.get("ttl_seconds", LeaseConfig.ttl_seconds)
+    value = _number(raw.get("ttl_seconds", LeaseConfig.ttl_seconds))
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         raise ConfigError(f"{source}: leases.ttl_seconds must be a positive number")
     return LeaseConfig(ttl_seconds=float(value))
@@ -267,13 +267,26 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
                 raise ConfigError(f"{source}: daemon.{key}: {exc}") from None
     for key, low in (("max_concurrent_jobs", 1), ("metrics_port", 0)):
         if key in raw:
-            value = raw[key]
+            value = _number(raw[key])
             if isinstance(value, bool) or not isinstance(value, int) or value < low or value > 65535:
                 raise ConfigError(f"{source}: daemon.{key} must be an integer of at least {low}")
             values[key] = value
     if "metrics_host" in raw:
         values["metrics_host"] = str(raw["metrics_host"])
     return DaemonConfig(**values)
+
+
+def _number(value: Any) -> Any:
+    """A number written as text, as `${VAR}` leaves it after substitution (`"9464"`), is the
+    number; anything else is returned as it is, for the caller's own check."""
+    if isinstance(value, str):
+        text = value.strip()
+        for kind in (int, float):
+            try:
+                return kind(text)
+            except ValueError:
+                continue
+    return value
 
 
 def _string_list(value: Any, source: str, key: str) -> list[str]:

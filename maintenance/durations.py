@@ -20,3 +20,12 @@ def parse_duration(text: str | int | float) -> float:
     if match is None:
         raise UsageError(f"not a duration: {text!r} (use e.g. 90s, 30m, 12h, 3d, 2w)")
     return float(match["n"]) * _UNITS_S[match["unit"] or "s"]
+
+
+def format_duration(seconds: float) -> str:
+    """The largest whole unit that writes `seconds` exactly (`3d`, `90s`, `1500ms`)."""
+    for unit in ("w", "d", "h", "m", "s"):
+        count = seconds / _UNITS_S[unit]
+        if count >= 1 and float(count).is_integer():
+            return f"{int(count)}{unit}"
+    return f"{round(seconds * 1000)}ms" if seconds else "0s"

@@ -1,4 +1,4 @@
-"""Errors the CLI turns into one line on stderr and an exit code (CONTRACT.md).
+"""Errors the CLI turns into one line on stderr and an exit code (README, "Command line").
 
 Everything a user can get wrong (usage, config, policy, unknown table or catalog)
 exits 2; a job that failed or was fenced, or a service that is down, exits 1.
@@ -43,6 +43,24 @@ class CatalogUnavailableError(IcemaintError):
 
 class SparkJobError(IcemaintError):
     """A Spark or Iceberg Java call failed; the message is the root cause, one line."""
+
+
+_MISCONFIGURED = (
+    "does not exist",  # PostgreSQL: role or database
+    "password authentication failed",
+    "access denied",  # MariaDB/MySQL
+    "unknown database",
+    "file is not a database",  # SQLite: the path names something else
+    "not an error",  # SQLite on a file it cannot read as a database
+)
+
+
+def misconfigured(message: str) -> bool:
+    """Whether a database error says the configuration is wrong (a role, a database, a
+    password, a file that is not a database) rather than that the server is unreachable:
+    the first is exit 2 and retrying cannot help; the second is exit 1 and may pass."""
+    text = message.lower()
+    return any(needle in text for needle in _MISCONFIGURED)
 
 
 class ConflictError(IcemaintError):

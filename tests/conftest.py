@@ -117,3 +117,30 @@ def state(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         ensure_schema(engine)
         yield StateStore(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine))
         engine.dispose()
+
+
+# -- the catalog matrix's services (tests/services): started once, only when a test asks ----
+@pytest.fixture(scope="session")
+def catalog_services(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    """An S3 server (moto), a Hive Metastore and the REST catalog fixture, for the whole run.
+
+    Their logs stay in the services folder when a test failed (the path is printed), and
+    the folder is removed after a run without failures."""
+    import shutil
+
+    from tests.services.stack import start_services
+
+    folder = tmp_path_factory.mktemp("services")
+    services = start_services(folder)
+    try:
+        yield services
+    finally:
+        services.stop()
+        reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line("catalog services startup: " + ", ".join(f"{k} {v:.1f}" for k, v in services.timings.items()))
+        if request.session.testsfailed:
+            if reporter is not None:
+                reporter.write_line(f"catalog services: logs kept in {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)

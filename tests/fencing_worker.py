@@ -15,10 +15,10 @@ from pathlib import Path
 
 from maintenance.catalogs import load_table, parse_table_ref
 from maintenance.config import load_config
-from maintenance.fencing import FencedError
+from maintenance.lease.fence import FencedError
 from maintenance.jobs.context import JobContext
-from maintenance.jobs.result import COMMITTED, JobOutcome
-from maintenance.jobs.runner import run_job
+from maintenance.jobs.outcome import COMMITTED, JobOutcome
+from maintenance.jobs.runner import run_under_lease
 from tests.fencing_jobs import append_marker_row, write_scratch_files
 
 
@@ -49,7 +49,7 @@ def main() -> None:
         return JobOutcome(COMMITTED, snapshot_id=first)
 
     load_table(config, ref)
-    result = run_job(config, ref, "fencing-test", body, holder="holder-A")
+    result = run_under_lease(config, ref, "fencing-test", body, holder="holder-A")
     print("STATUS", result.status, flush=True)
 
 

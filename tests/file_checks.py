@@ -8,11 +8,15 @@ from pathlib import Path
 
 from pyiceberg.table import Table
 
-from maintenance.paths import normalise
-
 
 def local(path: str) -> Path:
-    return Path(normalise(path))
+    """The local path of a file URI as Iceberg wrote it: the scheme goes, the rest stays as
+    is (Iceberg escapes partition values in names, `p=%C3%A9`, and those are the file's
+    real name on disk, so nothing is unquoted)."""
+    for prefix in ("file://", "file:"):
+        if path.startswith(prefix):
+            return Path("/" + path[len(prefix):].lstrip("/"))
+    return Path(path)
 
 
 def missing_referenced_files(table: Table) -> list[str]:

@@ -125,3 +125,17 @@ def test_demo_runs_start_to_finish(home: Path, spark, capsys: pytest.CaptureFixt
     assert "equality_delete_files    0" in after and "position_delete_files    0" in after
     code, out, _ = in_process(capsys, "demo", "--table", "cli.demo_orders", "--rows", "1000", "--commits", "2")
     assert code == 0 and "dropping the previous demo table" in out  # re-runnable
+
+
+def test_a_wrong_database_is_a_configuration_error_and_an_unreachable_one_a_failure(tmp_path: Path) -> None:
+    """A catalog file that is not SQLite, or a PostgreSQL role that does not exist, will not
+    fix itself: exit 2. A server that does not answer may come back: exit 1."""
+    not_sqlite = tmp_path / "catalog.db"
+    not_sqlite.write_text("this is not a database\n")
+    config = tmp_path / "icemaint.yaml"
+    config.write_text(f"catalogs:\n  lake:\n    type: sql\n    uri: sqlite:///{not_sqlite}\n    warehouse: {tmp_path / 'wh'}\n")
+    assert_one_line_error(run_cli("--config", str(config), "health", "ns.t", home=tmp_path), 2, "catalog 'lake'", "not a database")
+    config.write_text("state:\n  url: postgresql://no_such_role_here@127.0.0.1:5432/test\n")
+    assert_one_line_error(run_cli("--config", str(config), "runs", home=tmp_path), 2, 'role "no_such_role_here" does not exist')
+    config.write_text("state:\n  url: postgresql://icemaint@127.0.0.1:9/state\n")
+    assert_one_line_error(run_cli("--config", str(config), "runs", home=tmp_path), 1, "state database unreachable")

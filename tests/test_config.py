@@ -66,3 +66,18 @@ def test_jdbc_urls_for_spark() -> None:
 def test_redaction_of_urls_and_keys() -> None:
     redacted = redact_mapping({"uri": "postgresql://u:hunter2@h/db", "s3.secret-access-key": "abc", "nested": {"password": "x"}, "plain": "ok"})
     assert redacted == {"uri": "postgresql://u:***@h/db", "s3.secret-access-key": "***", "nested": {"password": "***"}, "plain": "ok"}
+
+
+def test_numbers_may_come_from_the_environment(tmp_path, monkeypatch) -> None:
+    """`${VAR}` leaves text; a typed value reads that text as the number it spells."""
+    monkeypatch.setenv("ICEMAINT_TEST_PORT", "9555")
+    monkeypatch.setenv("ICEMAINT_TEST_TTL", "7.5")
+    monkeypatch.setenv("ICEMAINT_TEST_SMALL", "1048576")
+    raw = {"daemon": {"metrics_port": "${ICEMAINT_TEST_PORT}", "max_concurrent_jobs": "${ICEMAINT_TEST_JOBS:-3}"},
+           "leases": {"ttl_seconds": "${ICEMAINT_TEST_TTL}"}, "health": {"small_file_bytes": "${ICEMAINT_TEST_SMALL}"}}
+    config = parse_config(raw, source="t.yaml", base_dir=tmp_path)
+    assert (config.daemon.metrics_port, config.daemon.max_concurrent_jobs) == (9555, 3)
+    assert config.leases.ttl_seconds == 7.5 and config.health.small_file_bytes == 1048576
+    monkeypatch.setenv("ICEMAINT_TEST_PORT", "ninety")
+    with pytest.raises(ConfigError, match="metrics_port must be an integer"):
+        parse_config(raw, source="t.yaml", base_dir=tmp_path)

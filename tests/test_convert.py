@@ -9,9 +9,8 @@ import pytest
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.health import table_health
-from maintenance.jobs.convert.job import convert
-from maintenance.jobs.result import COMMITTED, FAILED, NOOP, JobResult
+from maintenance.table.health import table_health
+from maintenance.jobs.outcome import COMMITTED, FAILED, NOOP, JobResult
 from maintenance.jobs.runner import run_job
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
@@ -25,7 +24,7 @@ def health_of(config: Config, ref: TableRef):  # type: ignore[no-untyped-def]
 
 
 def run_convert(config: Config, ref: TableRef, **options: Any) -> JobResult:
-    return run_job(config, ref, "convert", convert, verify=True, options=options)
+    return run_job(config, ref, "convert", options, verify=True)
 
 
 def sequence_numbers(spark, ref: TableRef, content: int) -> list[int]:  # type: ignore[no-untyped-def]
@@ -41,19 +40,25 @@ def sequence_numbers(spark, ref: TableRef, content: int) -> list[int]:  # type: 
 )
 def test_convert_keeps_content_and_removes_every_equality_delete(spark, config: Config, cdc_table: CdcFactory, shape: TableShape) -> None:
     ref, result, model = cdc_table(shape=shape, rows=3000, commits=6, update_ratio=0.2, delete_ratio=0.05)
-    eq_seqs = sorted(set(sequence_numbers(spark, ref, 2)))
+    history_before = len(load_table(config, ref).history())
 
     outcome = run_convert(config, ref)
 
     assert outcome.status == COMMITTED, outcome.error
     assert outcome.content_verified is True
     assert outcome.counters["equality_delete_files_removed"] == result.equality_delete_files
-    assert outcome.counters["commits"] == len(eq_seqs)  # one rewrite per sequence number
+    assert outcome.counters["snapshots_published"] == 1
+    assert len(load_table(config, ref).history()) == history_before + 1  # one snapshot on main, whatever the sequence numbers
     assert health_of(config, ref).equality_delete_files == 0
     assert spark_rows(spark, ref) == model_rows(model)
-    # The new position deletes carry the sequence numbers of the equality deletes they replace.
-    position_seqs = set(sequence_numbers(spark, ref, 1))
-    assert set(eq_seqs) <= position_seqs
+    # One position delete file per partition, with the highest number of the deletes it replaced.
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    added = spark.sql(
+        f"SELECT e.sequence_number, {'e.data_file.partition' if shape.partitioned else '0'} p FROM {ref.spark_name}.entries e "
+        f"WHERE e.status = 1 AND e.data_file.content = 1 AND e.snapshot_id = {outcome.snapshot_id}"
+    ).collect()
+    assert len(added) == outcome.counters["position_delete_files_added"] == len({str(r.p) for r in added})
+    assert max(r.sequence_number for r in added) == max(sequence_numbers(spark, ref, 1))
 
 
 def test_convert_is_a_noop_without_equality_deletes(spark, config: Config, cdc_table: CdcFactory) -> None:
@@ -66,22 +71,27 @@ def test_convert_is_a_noop_without_equality_deletes(spark, config: Config, cdc_t
 def test_dry_run_changes_nothing(spark, config: Config, cdc_table: CdcFactory) -> None:
     ref, result, _ = cdc_table(rows=800, commits=3)
     before = load_table(config, ref).metadata.current_snapshot_id
-    outcome = run_job(config, ref, "convert", convert, dry_run=True)
+    outcome = run_job(config, ref, "convert", dry_run=True)
     assert outcome.status == NOOP and outcome.counters["equality_delete_files_planned"] == result.equality_delete_files
     assert load_table(config, ref).metadata.current_snapshot_id == before
 
 
-def test_partition_scope_and_bounded_commits(spark, config: Config, cdc_table: CdcFactory) -> None:
+def test_partition_scope_and_bounded_runs(spark, config: Config, cdc_table: CdcFactory) -> None:
     ref, _, model = cdc_table(shape=TableShape("identity", 4, "single"), rows=2400, commits=5)
     before = {p.partition: p.equality_delete_files for p in health_of(config, ref).partitions}
+    assert before["region=1"] >= 2
 
-    scoped = run_convert(config, ref, partitions=("region=1",), max_files_per_commit=1)
+    bounded = run_convert(config, ref, partitions=("region=1",), max_delete_files=1)
 
-    assert scoped.status == COMMITTED and scoped.content_verified
+    assert bounded.status == COMMITTED and bounded.content_verified, bounded.error
+    assert bounded.counters["equality_delete_files_removed"] == 1  # the oldest; the rest waits for the next run
+    after = {p.partition: p.equality_delete_files for p in health_of(config, ref).partitions}
+    assert after["region=1"] == before["region=1"] - 1
+    scoped = run_convert(config, ref, partitions=("region=1",))
+    assert scoped.status == COMMITTED and scoped.content_verified, scoped.error
     after = {p.partition: p.equality_delete_files for p in health_of(config, ref).partitions}
     assert after["region=1"] == 0
     assert {k: v for k, v in after.items() if k != "region=1"} == {k: v for k, v in before.items() if k != "region=1"}
-    assert scoped.counters["commits"] == before["region=1"]  # one equality delete file per commit
     assert spark_rows(spark, ref) == model_rows(model)
 
 
@@ -158,18 +168,21 @@ def test_tables_with_sparks_own_merge_on_read_deletes(spark, config: Config, cdc
     assert health_of(config, ref).equality_delete_files == 0
 
 
-def test_writer_commits_while_convert_runs(spark, config: Config, cdc_table: CdcFactory) -> None:
-    """A streaming writer commits an equality delete and an append between CONVERT's commits."""
+@pytest.mark.parametrize("when", ["positions written", "verified"])
+def test_writer_commits_while_convert_runs(spark, config: Config, cdc_table: CdcFactory, when: str) -> None:
+    """A streaming writer commits an equality delete and an append while CONVERT works:
+    before it stages (the staged snapshot's parent is then the writer's), or after it
+    verified (main moved on: the same change is applied again on the writer's snapshot)."""
     ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
     writer_done: dict[str, Any] = {}
 
-    def writer_commits(_stats: object) -> None:
-        if not writer_done:
+    def writer_commits(stage: str, **_counts: int) -> None:
+        if stage == when and not writer_done:
             _, writer_done["result"], writer_done["model"] = cdc_table(ref=ref, rows=300, commits=1, update_ratio=0.5, seed=99)
 
-    outcome = run_job(config, ref, "convert", convert, options={"max_files_per_commit": 1, "progress": writer_commits})
+    outcome = run_job(config, ref, "convert", verify=True, progress=writer_commits)
 
-    assert outcome.status == COMMITTED, outcome.error
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
     assert writer_done["result"].equality_delete_files >= 1  # the writer's equality delete landed
     assert spark_rows(spark, ref) == model_rows(writer_done["model"])
     # CONVERT removed what it planned; the writer's new equality deletes remain for next time.
@@ -182,16 +195,18 @@ def test_removed_target_file_fails_cleanly_and_rerun_succeeds(spark, config: Con
     ref, _, model = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
     rewritten: list[bool] = []
 
-    def compact_meanwhile(_stats: object) -> None:
+    def compact_meanwhile(_stage: str, **_counts: int) -> None:
         if not rewritten:
-            rewritten.append(True)  # another job rewrites every data file after CONVERT's first commit
+            rewritten.append(True)  # another job rewrites every data file while CONVERT works
             spark.sql(f"CALL local.system.rewrite_data_files(table => '{ref.identifier}', options => map('rewrite-all', 'true'))")
 
-    first = run_job(config, ref, "convert", convert, options={"max_files_per_commit": 1, "progress": compact_meanwhile})
+    first = run_job(config, ref, "convert", progress=compact_meanwhile)
 
     assert first.status == FAILED
-    assert "was removed by a concurrent commit" in (first.error or "")
-    assert spark_rows(spark, ref) == model_rows(model)  # what landed before the failure is correct
+    assert "nothing was committed" in (first.error or ""), first.error
+    assert spark_rows(spark, ref) == model_rows(model)
+    current = load_table(config, ref).current_snapshot()
+    assert current is not None and current.summary is not None and current.summary["icemaint.run-id"] is None  # CONVERT landed nothing
     second = run_convert(config, ref)
     assert second.status == COMMITTED and second.content_verified, second.error
     assert health_of(config, ref).equality_delete_files == 0

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 
-import pytest
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.fingerprint import content_fingerprint
-from maintenance.jobs.expire.job import expire
-from maintenance.jobs.expire.plan import Retention
-from maintenance.jobs.merge.job import merge
-from maintenance.jobs.result import COMMITTED, NOOP, JobResult
+from maintenance.spark.fingerprint import content_fingerprint
+from maintenance.jobs.expire.options import ExpireOptions
+from maintenance.jobs.outcome import COMMITTED, NOOP, JobResult
 from maintenance.jobs.runner import run_job
 from maintenance.workload.cdc import CdcOptions, run_cdc_workload
 from maintenance.workload.shape import TableShape
@@ -21,12 +18,12 @@ from tests.file_checks import local, missing_referenced_files
 from tests.helpers import model_rows, spark_rows
 from tests.test_cli import in_process
 
-AGGRESSIVE = Retention(max_snapshot_age_ms=0, min_snapshots_to_keep=1)
+AGGRESSIVE = ExpireOptions(max_snapshot_age=0, min_snapshots_to_keep=1)
 CHECKPOINT_KEY = "flink.max-committed-checkpoint-id"
 
 
-def run_expire(config: Config, ref: TableRef, retention: Retention = AGGRESSIVE, dry_run: bool = False) -> JobResult:
-    return run_job(config, ref, "expire", expire, verify=not dry_run, dry_run=dry_run, options={"retention": retention})
+def run_expire(config: Config, ref: TableRef, retention: ExpireOptions = AGGRESSIVE, dry_run: bool = False) -> JobResult:
+    return run_job(config, ref, "expire", retention, verify=not dry_run, dry_run=dry_run)
 
 
 def snapshot_ids(config: Config, ref: TableRef) -> list[int]:
@@ -39,7 +36,7 @@ def time_travel_rows(spark, ref: TableRef, snapshot_id: int) -> int:  # type: ig
 
 def test_expiry_after_merge_deletes_replaced_files_and_keeps_content(spark, config: Config, cdc_table: CdcFactory) -> None:
     ref, _, model = cdc_table(shape=TableShape("identity", 3, "single"), rows=2000, commits=4, update_ratio=0.2, delete_ratio=0.05)
-    assert run_job(config, ref, "merge", merge).status == COMMITTED
+    assert run_job(config, ref, "merge").status == COMMITTED
     before = load_table(config, ref)
     replaced = [p for s in before.snapshots() for m in s.manifests(before.io) for p in [e.data_file.file_path for e in m.fetch_manifest_entry(before.io)]]
     current_files = {e.data_file.file_path for m in before.current_snapshot().manifests(before.io) for e in m.fetch_manifest_entry(before.io)}
@@ -64,14 +61,13 @@ def test_retention_by_age_and_count_defaults_to_table_properties(spark, config: 
     ids = snapshot_ids(config, ref)
     spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('history.expire.max-snapshot-age-ms'='0', 'history.expire.min-snapshots-to-keep'='3')")
 
-    result = run_expire(config, ref, Retention())
+    result = run_expire(config, ref, ExpireOptions())
 
     assert result.status == COMMITTED, result.error
     assert snapshot_ids(config, ref) == ids[-3:]
-    assert result.counters["min_snapshots_to_keep"] == 3
     # The table's own defaults: nothing is five days old, so nothing goes.
     ref2, _, _ = cdc_table(rows=600, commits=3)
-    assert run_expire(config, ref2, Retention()).counters["snapshots_to_expire"] == 0
+    assert run_expire(config, ref2, ExpireOptions()).counters["snapshots_planned"] == 0
 
 
 def test_branches_and_tags_keep_their_snapshots(spark, config: Config, cdc_table: CdcFactory) -> None:
@@ -110,14 +106,14 @@ def test_checkpoint_snapshot_survives_aggressive_expiry(spark, config: Config, c
     assert checkpoint_snapshot in kept
     assert ids_with_checkpoints[-2] not in kept and ids_with_checkpoints[0] not in kept
     assert len(kept) == 4  # the checkpoint and the three commits after it: the chain from the head
-    assert result.counters["checkpoint_snapshots_kept"] == {CHECKPOINT_KEY: checkpoint_snapshot}
+    assert result.counters["checkpoint_snapshot_ids"] == {CHECKPOINT_KEY: checkpoint_snapshot}
     assert time_travel_rows(spark, ref, checkpoint_snapshot) == checkpoint_rows
     assert content_fingerprint(spark, ref).same_content(before)
 
 
 def test_dry_run_lists_and_changes_nothing(spark, config: Config, cdc_table: CdcFactory, capsys) -> None:
     ref, _, _ = cdc_table(rows=600, commits=3)
-    assert run_job(config, ref, "merge", merge).status == COMMITTED
+    assert run_job(config, ref, "merge").status == COMMITTED
     table = load_table(config, ref)
     ids = snapshot_ids(config, ref)
 
@@ -138,14 +134,14 @@ def test_old_metadata_files_beyond_the_kept_count_are_deleted(spark, config: Con
     folder = local(table.metadata_location).parent
     assert len(list(folder.glob("*.metadata.json"))) > 3
 
-    result = run_expire(config, ref, Retention())  # nothing old enough to expire: metadata cleanup only
+    result = run_expire(config, ref, ExpireOptions())  # nothing old enough to expire: metadata cleanup only
 
     after = load_table(config, ref)
     kept = {local(after.metadata_location), *(local(e.metadata_file) for e in after.metadata.metadata_log)}
     assert result.status == COMMITTED, result.error
     assert len(kept) == 3  # the current version and the two the log keeps
     assert set(folder.glob("*.metadata.json")) == kept
-    assert result.counters["old_metadata_files"] == result.counters["files_deleted"] > 0
+    assert result.counters["metadata_files_unreferenced"] == result.counters["files_deleted"] > 0
     assert missing_referenced_files(after) == []
 
 
@@ -153,5 +149,5 @@ def test_aggressive_retention_flags_are_validated(capsys, config: Config, cdc_ta
     ref, _, _ = cdc_table(rows=200, commits=1)
     code, _, err = in_process(capsys, "expire", str(ref), "--older-than", "soon")
     assert code == 2 and "not a duration" in err and len(err.strip().splitlines()) == 1
-    with pytest.raises(Exception, match="at least 1"):
-        Retention(min_snapshots_to_keep=0)
+    code, _, err = in_process(capsys, "expire", str(ref), "--retain-last", "0")
+    assert code == 2 and "--retain-last: must be an integer of at least 1" in err and len(err.strip().splitlines()) == 1

@@ -14,11 +14,12 @@ import yaml
 
 from maintenance.catalogs import TableRef
 from maintenance.config import Config, parse_config
-from maintenance.fencing import EPOCH_PROPERTY, Fence, FencedError, LeaseKeeper
-from maintenance.fingerprint import content_fingerprint
+from maintenance.lease.fence import EPOCH_PROPERTY, Fence, FencedError
+from maintenance.lease.keeper import LeaseKeeper
+from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.jobs.context import JobContext
-from maintenance.jobs.result import COMMITTED, FENCED, JobOutcome
-from maintenance.jobs.runner import run_job
+from maintenance.jobs.outcome import COMMITTED, FENCED, JobOutcome
+from maintenance.jobs.runner import run_under_lease
 from maintenance.spark.jvm import load_java_table
 from maintenance.state.store import StateStore
 from tests.conftest import CdcFactory, new_state_url
@@ -72,7 +73,7 @@ def test_paused_holder_is_fenced_after_takeover(spark, home: Path, tmp_path: Pat
             def holder_b(ctx: JobContext) -> JobOutcome:
                 return JobOutcome(COMMITTED, snapshot_id=append_marker_row(ctx, row_id=20_000_001))
 
-            b = run_job(config, ref, "fencing-test", holder_b, holder="holder-B")
+            b = run_under_lease(config, ref, "fencing-test", holder_b, holder="holder-B")
             assert b.status == COMMITTED, b.error
             after_b = content_fingerprint(spark, ref)
 
@@ -125,7 +126,7 @@ def test_a_commit_past_the_database_check_is_refused_by_the_table_token(spark, c
     stale_op = context_a.table.stamp(context_a.table.java.newAppend())  # based on A's cached metadata
 
     time.sleep(0.7)  # A's lease expires; B takes over and commits
-    b = run_job(config, ref, "fencing-test", lambda ctx: JobOutcome(COMMITTED, append_marker_row(ctx, 30_000_002)), holder="B")
+    b = run_under_lease(config, ref, "fencing-test", lambda ctx: JobOutcome(COMMITTED, append_marker_row(ctx, 30_000_002)), holder="B")
     assert b.status == COMMITTED
 
     before = content_fingerprint(spark, ref)
@@ -145,7 +146,7 @@ def test_commit_without_the_run_summary_is_refused(spark, config: Config, cdc_ta
             ctx.table.java.newAppend().set("other", "x").commit()
         return JobOutcome(COMMITTED)
 
-    result = run_job(config, ref, "fencing-test", unstamped)
+    result = run_under_lease(config, ref, "fencing-test", unstamped)
     assert result.status == FENCED and "summary" in (result.error or "")
 
 
@@ -158,7 +159,7 @@ def test_heartbeat_keeps_a_long_job_and_a_lost_lease_cancels_spark(spark, home: 
             time.sleep(3.5)  # 3.5 TTLs: only heartbeats keep the lease
             return JobOutcome(COMMITTED, snapshot_id=append_marker_row(ctx, 40_000_001))
 
-        assert run_job(config, ref, "fencing-test", outlives_its_ttl).status == COMMITTED
+        assert run_under_lease(config, ref, "fencing-test", outlives_its_ttl).status == COMMITTED
 
         from maintenance.state.store import open_state
 
@@ -172,6 +173,30 @@ def test_heartbeat_keeps_a_long_job_and_a_lost_lease_cancels_spark(spark, home: 
             return JobOutcome(COMMITTED)
 
         started = time.monotonic()
-        result = run_job(config, ref, "fencing-test", long_spark_job)
+        result = run_under_lease(config, ref, "fencing-test", long_spark_job)
         assert result.status == FENCED, result.error
         assert time.monotonic() - started < 30
+
+
+def test_after_a_state_reset_the_run_records_the_epoch_it_committed_under(spark, home: Path, tmp_path: Path, cdc_table: CdcFactory) -> None:
+    """The table carries epoch 40 from a state database that was since replaced: the holder
+    raises its epoch past it before claiming, and its run record says the epoch its
+    snapshot carries, not the one it first acquired."""
+    ref, _, _ = cdc_table(rows=300, commits=1)
+    spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('{EPOCH_PROPERTY}'='40')")
+    for state_url in new_state_url("sqlite", tmp_path):
+        config, _ = config_for(home, state_url, ttl=30.0, tmp_path=tmp_path)
+        result = run_under_lease(config, ref, "fencing-test", lambda ctx: JobOutcome(COMMITTED, append_marker_row(ctx, 40_000_001)))
+        assert result.status == COMMITTED, result.error
+        summary = next(s for s in snapshot_summaries(spark, ref) if s.get("icemaint.run-id") == result.run_id)
+        record = state_store(state_url).runs.get(result.run_id)
+        assert int(summary["icemaint.lease-epoch"]) == record.lease_epoch == 41
+
+
+def state_store(url: str) -> StateStore:
+    from maintenance.state.database import make_engine
+    from maintenance.state.leases import LeaseStore
+    from maintenance.state.runs import RunStore
+
+    engine = make_engine(url)
+    return StateStore(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from maintenance.fingerprint import content_fingerprint
+import pytest
+
+from maintenance.spark.fingerprint import content_fingerprint
 from tests.conftest import CdcFactory, fresh_ref
 
 
@@ -63,3 +65,61 @@ def test_empty_table_fingerprint_is_zero(spark, config) -> None:
     spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT) USING iceberg")
     result = content_fingerprint(spark, ref)
     assert (result.rows, result.fingerprint) == (0, "0")
+
+
+def _fingerprint_of(spark, config, columns: str, values: str):  # type: ignore[no-untyped-def]
+    ref = fresh_ref(config, "fpshape")
+    spark.sql(f"CREATE TABLE {ref.spark_name} ({columns}) USING iceberg")
+    spark.sql(f"INSERT INTO {ref.spark_name} SELECT {values}")
+    return content_fingerprint(spark, ref)
+
+
+@pytest.mark.parametrize(
+    ("columns", "one", "other"),
+    [
+        # Spark's xxhash64 skips NULL arguments and NULL elements, and maps -0.0 to 0.0.
+        ("a INT, b INT", "1, CAST(NULL AS INT)", "CAST(NULL AS INT), 1"),
+        ("x DOUBLE", "CAST('-0.0' AS DOUBLE)", "CAST('0.0' AS DOUBLE)"),
+        ("x FLOAT", "CAST('-0.0' AS FLOAT)", "CAST('0.0' AS FLOAT)"),
+        ("xs ARRAY<INT>", "array(1, NULL)", "array(1)"),
+        ("xs ARRAY<DOUBLE>", "array(CAST('-0.0' AS DOUBLE))", "array(0.0D)"),
+        ("s STRUCT<a: INT, b: INT>", "named_struct('a', 1, 'b', CAST(NULL AS INT))", "named_struct('a', CAST(NULL AS INT), 'b', 1)"),
+        ("s STRUCT<t: TIMESTAMP>", "named_struct('t', TIMESTAMP'2026-01-01 00:00:00.000001')", "named_struct('t', TIMESTAMP'2026-01-01 00:00:00.000002')"),
+        ("m MAP<STRING, STRING>", "map('k', 'v')", "map('k', 'w')"),
+        ("m MAP<STRING, INT>", "map('k', CAST(NULL AS INT))", "map('k', 0)"),
+    ],
+    ids=["null-position", "minus-zero", "minus-zero-float", "null-element", "nested-minus-zero", "null-field", "nested-micros", "map-value", "map-null"],
+)
+def test_values_spark_hashes_alike_fingerprint_apart(spark, config, columns: str, one: str, other: str) -> None:
+    assert not _fingerprint_of(spark, config, columns, one).same_content(_fingerprint_of(spark, config, columns, other))
+
+
+@pytest.mark.parametrize(
+    ("columns", "one", "other"),
+    [
+        ("m MAP<STRING, INT>", "map('a', 1, 'b', 2)", "map('b', 2, 'a', 1)"),  # a map has no order
+        ("x DOUBLE", "CAST('NaN' AS DOUBLE)", "CAST('NaN' AS DOUBLE) * -1"),  # SQL: every NaN is equal
+        ("`a``b` INT, `c.d` STRING", "1, 'x'", "1, 'x'"),  # names that need quoting
+    ],
+    ids=["map-order", "nan", "quoted-names"],
+)
+def test_equal_values_fingerprint_alike(spark, config, columns: str, one: str, other: str) -> None:
+    assert _fingerprint_of(spark, config, columns, one).same_content(_fingerprint_of(spark, config, columns, other))
+
+
+@pytest.mark.parametrize("change", ["DROP COLUMN b", "ALTER COLUMN b FIRST", "ALTER COLUMN n TYPE BIGINT", "ADD COLUMN c STRING", "RENAME COLUMN b TO bb"])
+def test_a_schema_change_alone_keeps_the_fingerprint(spark, config, change: str) -> None:
+    """Snapshots read in their own schema are compared in the current one: an older
+    snapshot's fingerprint is the same before and after a change without a commit, and
+    equals the current state's."""
+    ref = fresh_ref(config, "fpschema")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT, n INT, b STRING) USING iceberg")
+    spark.sql(f"INSERT INTO {ref.spark_name} VALUES (1, 2, 'x'), (2, NULL, 'y')")
+    if change.startswith("DROP"):  # dropping b changes content: compare with a table that never had it
+        spark.sql(f"ALTER TABLE {ref.spark_name} {change}")
+        snapshot = spark.sql(f"SELECT snapshot_id FROM {ref.spark_name}.snapshots").collect()[0].snapshot_id
+        assert content_fingerprint(spark, ref, snapshot).same_content(_fingerprint_of(spark, config, "id BIGINT, n INT", "* FROM VALUES (1, 2), (2, NULL)"))
+        return
+    snapshot = spark.sql(f"SELECT snapshot_id FROM {ref.spark_name}.snapshots").collect()[0].snapshot_id
+    spark.sql(f"ALTER TABLE {ref.spark_name} {change}")
+    assert content_fingerprint(spark, ref, snapshot).same_content(content_fingerprint(spark, ref))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from maintenance.catalogs import load_table
-from maintenance.health import table_health
+from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
 

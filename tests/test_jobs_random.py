@@ -7,13 +7,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from maintenance.catalogs import load_table
-from maintenance.jobs.convert.job import convert
-from maintenance.jobs.expire.job import expire
-from maintenance.jobs.expire.plan import Retention
-from maintenance.jobs.orphans.job import orphans
-from maintenance.jobs.merge.job import merge
-from maintenance.jobs.rewrite.job import rewrite
-from maintenance.jobs.result import COMMITTED, NOOP
+from maintenance.jobs.outcome import COMMITTED, NOOP
 from maintenance.jobs.runner import run_job
 from maintenance.workload.cdc import CdcOptions, run_cdc_workload
 from maintenance.workload.shape import TableShape
@@ -37,14 +31,13 @@ steps = st.lists(
     min_size=2,
     max_size=6,
 )
-JOBS = {"convert": convert, "rewrite": rewrite, "merge": merge, "expire": expire, "orphans": orphans}
 
 
 def job_options(job: str, argument: object) -> dict:
     if job == "expire":  # everything but the newest `argument` snapshots per branch
-        return {"retention": Retention(max_snapshot_age_ms=0, min_snapshots_to_keep=argument)}
+        return {"max_snapshot_age": 0, "min_snapshots_to_keep": argument}
     if job == "orphans":  # no margin: every unreferenced file goes
-        return {"older_than_s": 0, "force": True}
+        return {"older_than": 0, "force": True}
     return {"partitions": (argument,) if argument else ()}
 
 
@@ -65,7 +58,7 @@ def test_interleaved_workload_and_jobs_keep_the_model(spark, config, shape: Tabl
             _, model = run_cdc_workload(spark, config, ref, options)
         else:
             job, argument = step
-            result = run_job(config, ref, job, JOBS[job], verify=True, options=job_options(job, argument))
+            result = run_job(config, ref, job, job_options(job, argument), verify=True)
             assert result.status in (COMMITTED, NOOP), result.error
             assert result.status == NOOP or result.content_verified
         assert spark_rows(spark, ref) == model_rows(model)

@@ -149,3 +149,16 @@ def test_run_history_round_trip(state: StateStore) -> None:
     assert record.counters == {"equality_delete_files_removed": 4}
     assert record.ended_at_ms >= record.started_at_ms
     assert [r.run_id for r in state.runs.list(table=name)] == [run_id]
+
+
+def test_a_new_holder_marks_runs_of_a_dead_holder_abandoned(state) -> None:  # type: ignore[no-untyped-def]
+    table = f"cat.ns.abandoned_{uuid.uuid4().hex[:8]}"
+    first = state.leases.acquire(table, "holder-A", ttl_s=0.3)
+    state.runs.start("run-of-a", table, "merge", holder_id="holder-A", lease_epoch=first.epoch)
+    time.sleep(0.5)  # A died: its lease expires, nobody records its end
+    second = state.leases.acquire(table, "holder-B", ttl_s=30)
+    assert second is not None and second.epoch > first.epoch
+    assert state.runs.abandon_running(table, taken_by="holder-B", epoch=second.epoch) == 1
+    record = state.runs.get("run-of-a")
+    assert record.status == "abandoned" and record.ended_at_ms is not None and "holder-B" in record.error
+    state.leases.release(second)

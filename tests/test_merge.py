@@ -9,9 +9,8 @@ import pytest
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.health import table_health
-from maintenance.jobs.merge.job import merge
-from maintenance.jobs.result import COMMITTED, FAILED, JobResult
+from maintenance.table.health import table_health
+from maintenance.jobs.outcome import COMMITTED, FAILED, JobResult
 from maintenance.jobs.runner import run_job
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
@@ -20,7 +19,7 @@ from tests.test_cli import in_process
 
 
 def run_merge(config: Config, ref: TableRef, **options: Any) -> JobResult:
-    return run_job(config, ref, "merge", merge, verify=True, options=options)
+    return run_job(config, ref, "merge", options, verify=True)
 
 
 def files_by_partition(spark, ref: TableRef) -> dict[str, set[str]]:  # type: ignore[no-untyped-def]
@@ -69,10 +68,10 @@ def test_equality_delete_committed_during_merge_still_applies(spark, config: Con
     ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
     writer: dict[str, Any] = {}
 
-    def writer_commits(_event: object) -> None:
+    def writer_commits(_stage: str, **_counts: int) -> None:
         _, writer["result"], writer["model"] = cdc_table(ref=ref, rows=300, commits=1, update_ratio=0.6, delete_ratio=0.2, seed=77)
 
-    outcome = run_job(config, ref, "merge", merge, options={"progress": writer_commits})
+    outcome = run_job(config, ref, "merge", progress=writer_commits)
 
     assert outcome.status == COMMITTED, outcome.error
     assert writer["result"].equality_delete_files >= 1
@@ -84,10 +83,10 @@ def test_position_delete_on_a_replaced_file_fails_merge_cleanly(spark, config: C
     ref, _, model = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
     victim = sorted(model.rows)[0][0]
 
-    def writer_deletes(_event: object) -> None:
+    def writer_deletes(_stage: str, **_counts: int) -> None:
         spark.sql(f"DELETE FROM {ref.spark_name} WHERE id = {victim}")  # merge-on-read: a position delete
 
-    first = run_job(config, ref, "merge", merge, options={"progress": writer_deletes})
+    first = run_job(config, ref, "merge", progress=writer_deletes)
 
     assert first.status == FAILED
     assert "found new position delete for replaced data file" in (first.error or "").lower(), first.error

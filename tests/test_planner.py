@@ -10,10 +10,10 @@ import pytest
 
 from maintenance.catalogs import load_table
 from maintenance.config import Config
-from maintenance.cycle import evaluate, run_decision
-from maintenance.health import table_health
-from maintenance.jobs.result import COMMITTED
-from maintenance.planner import reader_cost
+from maintenance.schedule.cycle import evaluate, run_decision
+from maintenance.table.health import table_health
+from maintenance.jobs.outcome import COMMITTED
+from maintenance.schedule.planner import reader_cost
 from maintenance.policy.loader import load_policies
 from maintenance.policy.triggers import MEASURES
 from maintenance.state.store import open_state
@@ -34,6 +34,9 @@ jobs:
     when:
       snapshots: 4
     every: 1h
+    retention:
+      max_snapshot_age: 0s
+      min_snapshots_to_keep: 2
   orphans:
     every: 1d
 """

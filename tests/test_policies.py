@@ -29,7 +29,7 @@ def test_shipped_policies_load_and_the_default_selects_everything() -> None:
     assert policy_for(TableRef("local", ("gdpr_eu",), "users"), {}, policies).policy == "batch-gdpr"
     cdc = policy_for(REF, {}, policies)
     assert [j.job for j in cdc.enabled_jobs()] == ["convert", "rewrite", "merge", "expire", "orphans"]
-    assert "mz-frontier" in cdc.jobs["expire"].options["retention"].checkpoint_keys
+    assert "mz-frontier" in cdc.jobs["expire"].options.checkpoint_keys
 
 
 GOOD = """\

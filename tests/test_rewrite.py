@@ -8,19 +8,18 @@ import pytest
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.health import table_health
-from maintenance.jobs.convert.job import convert
-from maintenance.jobs.result import COMMITTED, NOOP, JobResult
-from maintenance.jobs.rewrite.job import rewrite
+from maintenance.jobs.outcome import COMMITTED, NOOP, JobResult
 from maintenance.jobs.runner import run_job
+from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
-from tests.conftest import CdcFactory
+from tests.conftest import CdcFactory, fresh_ref
 from tests.helpers import model_rows, spark_rows
+from tests.iceberg_oracle import FrozenRows
 from tests.test_cli import in_process
 
 
 def run_rewrite(config: Config, ref: TableRef) -> JobResult:
-    return run_job(config, ref, "rewrite", rewrite, verify=True)
+    return run_job(config, ref, "rewrite", verify=True)
 
 
 def position_files_per_partition(config: Config, ref: TableRef) -> dict[str, int]:
@@ -37,7 +36,7 @@ def position_delete_sequences(spark, ref: TableRef) -> list[int]:  # type: ignor
 @pytest.mark.parametrize("shape", [TableShape("identity", 3, "single"), TableShape("none", 3, "composite")], ids=lambda s: s.encode())
 def test_rewrite_leaves_one_position_delete_file_per_partition(spark, config: Config, cdc_table: CdcFactory, shape: TableShape) -> None:
     ref, _, model = cdc_table(shape=shape, rows=3000, commits=6, update_ratio=0.2, delete_ratio=0.05)
-    assert run_job(config, ref, "convert", convert).status == COMMITTED
+    assert run_job(config, ref, "convert").status == COMMITTED
     before = position_files_per_partition(config, ref)
     highest = max(position_delete_sequences(spark, ref))
     assert max(before.values()) > 1
@@ -57,7 +56,7 @@ def test_entries_of_removed_data_files_are_dropped(spark, config: Config, cdc_ta
     ref, _, model = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
     # A stock compaction rewrites the data files (applying deletes) but leaves the delete files.
     spark.sql(f"CALL local.system.rewrite_data_files(table => '{ref.identifier}', options => map('rewrite-all', 'true'))")
-    assert run_job(config, ref, "convert", convert).status == COMMITTED
+    assert run_job(config, ref, "convert").status == COMMITTED
 
     outcome = run_rewrite(config, ref)
 
@@ -89,3 +88,28 @@ def test_cli_rewrite_json(spark, home, config: Config, cdc_table: CdcFactory, ca
     assert code == 0 and result["status"] == "committed" and result["content_verified"] is True
     assert result["position_delete_files_added"] <= len(position_files_per_partition(config, ref))
     assert max(position_files_per_partition(config, ref).values()) == 1
+
+
+def test_partitions_with_avro_deletes_are_skipped_not_the_table(spark, config: Config, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Spark writes Avro position deletes under write.delete.format.default=avro; REWRITE reads
+    Parquet only, so it leaves that partition alone and still combines the others."""
+    ref = fresh_ref(config, "avrodel")
+    spark.sql(
+        f"CREATE TABLE {ref.spark_name} (id BIGINT, p INT) USING iceberg PARTITIONED BY (p) "
+        "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read', 'write.delete.format.default'='avro', 'write.delete.granularity'='partition')"
+    )
+    spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, cast(id % 2 as int) FROM range(0, 400)")
+    for divisor in (3, 5):
+        spark.sql(f"DELETE FROM {ref.spark_name} WHERE p = 0 AND id % {divisor} = 0")
+    spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('write.delete.format.default'='parquet')")
+    for divisor in (3, 5):
+        spark.sql(f"DELETE FROM {ref.spark_name} WHERE p = 1 AND id % {divisor} = 0")
+    assert position_files_per_partition(config, ref) == {"p=0": 2, "p=1": 2}
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+
+    outcome = run_job(config, ref, "rewrite", verify=False)
+
+    assert outcome.status == COMMITTED, outcome.error
+    assert outcome.counters["partitions_skipped"] == 1
+    assert position_files_per_partition(config, ref) == {"p=0": 2, "p=1": 1}
+    frozen.assert_same()

@@ -1,1 +1,1 @@
-"""The `icemaint` command line (CONTRACT.md)."""
+"""The `icemaint` command line (README, "Command line"; job options in docs/cli.md)."""

@@ -8,8 +8,8 @@ from maintenance.catalogs import load_table
 from maintenance.cli.main import AppContext, pass_app
 from maintenance.cli.output import emit_fields, emit_json, emit_rows
 from maintenance.errors import UnknownSnapshotError
-from maintenance.fingerprint import Fingerprint, content_fingerprint
-from maintenance.health import TableHealth, table_health
+from maintenance.spark.fingerprint import Fingerprint, content_fingerprint
+from maintenance.table.health import TableHealth, table_health
 from maintenance.spark.session import get_spark
 
 _PARTITION_COLUMNS = ["partition", "data_files", "data_records", "position_delete_files", "position_delete_records", "equality_delete_files", "equality_delete_records"]
@@ -41,7 +41,7 @@ def print_health(health: TableHealth) -> None:
 def register(cli: click.Group) -> None:
     @cli.command()
     @click.argument("table")
-    @click.option("--json", "as_json", is_flag=True, help="Print JSON (CONTRACT.md fields).")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON (the fields the README lists).")
     @pass_app
     def health(app: AppContext, table: str, as_json: bool) -> None:
         """Table health from metadata only (no Spark)."""

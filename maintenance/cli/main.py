@@ -56,9 +56,9 @@ def cli(ctx: click.Context, config_path: str | None, log_format: str | None, log
 
 
 def _register_commands() -> None:
-    from maintenance.cli import demo, inspect, jobs, schedule, state, workload
+    from maintenance.cli import demo, inspect, jobs, schedule, state, ui, workload
 
-    for module in (inspect, workload, jobs, schedule, state, demo):
+    for module in (inspect, workload, jobs, schedule, state, ui, demo):
         module.register(cli)
 
 

@@ -8,6 +8,8 @@ from typing import Any
 
 import click
 
+from maintenance.jobs.outcome import JobResult
+
 
 def emit_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, default=str))
@@ -32,3 +34,12 @@ def emit_rows(rows: list[Mapping[str, Any]], columns: list[str]) -> None:
 
 def _cell(value: Any) -> str:
     return "-" if value is None else str(value)
+
+
+def report(result: JobResult, as_json: bool) -> None:
+    if as_json:
+        emit_json(result.to_json())
+        return
+    emit_fields(f"{result.job} {result.table}: {result.status}", result.to_json())
+    if result.error and not result.ok:
+        click.echo(f"icemaint: error: {result.error}", err=True)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, is_dataclass
-from typing import Any, TextIO
+from typing import TextIO
 
-ProgressCallback = Callable[[Any], None]
+from maintenance.jobs.spec import Progress, no_progress
+
 REDRAW_S = 0.5
 
 
@@ -22,10 +22,10 @@ def wanted(as_json: bool, stream: TextIO | None = None) -> bool:
 
 
 @contextmanager
-def progress_display(label: str, *, enabled: bool, stream: TextIO | None = None) -> Iterator[ProgressCallback]:
-    """Yields the callback a job calls with its progress events (`options["progress"]`)."""
+def progress_display(label: str, *, enabled: bool, stream: TextIO | None = None) -> Iterator[Progress]:
+    """Yields the callback a job reports its stages to (`JobContext.progress`)."""
     if not enabled:
-        yield lambda event: None
+        yield no_progress
         return
     out = stream or sys.stderr
     latest = {"text": "starting"}
@@ -43,7 +43,7 @@ def progress_display(label: str, *, enabled: bool, stream: TextIO | None = None)
     thread = threading.Thread(target=redraw, name="icemaint-progress", daemon=True)
     thread.start()
     try:
-        yield lambda event: latest.update(text=describe(event))
+        yield lambda stage, **counts: latest.update(text=describe(stage, counts))
     finally:
         done.set()
         thread.join()
@@ -51,10 +51,7 @@ def progress_display(label: str, *, enabled: bool, stream: TextIO | None = None)
         out.flush()
 
 
-def describe(event: Any) -> str:
-    """A progress event (a mapping or a dataclass of counters) as a short line."""
-    if is_dataclass(event) and not isinstance(event, type):
-        event = asdict(event)
-    if isinstance(event, dict):
-        return ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in event.items() if isinstance(v, (int, float, str)))
-    return str(event)
+def describe(stage: str, counts: dict[str, int]) -> str:
+    """A stage and its counts as a short line: `rewritten: data files added 4`."""
+    detail = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
+    return f"{stage}: {detail}" if detail else stage

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import click
 
-from maintenance.cli.jobs import report
+from maintenance.cli.output import report
 from maintenance.cli.main import AppContext, pass_app
 from maintenance.cli.output import emit_json, emit_rows
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import EXIT_FAILED, EXIT_OK
-from maintenance.policy.model import JOB_ORDER
+from maintenance.jobs.registry import JOB_NAMES
 
 
 def _evaluate(app: AppContext, tables: tuple[str, ...]):  # type: ignore[no-untyped-def]
     from maintenance.catalogs import load_table
-    from maintenance.cycle import evaluate
+    from maintenance.schedule.cycle import evaluate
     from maintenance.policy.loader import load_policies
     from maintenance.state.store import open_state
 
@@ -28,7 +28,7 @@ def _evaluate(app: AppContext, tables: tuple[str, ...]):  # type: ignore[no-unty
 
 def run_decisions(app: AppContext, state, decisions: list, policies: list, *, dry_run: bool, recheck: bool, as_json: bool) -> list:  # type: ignore[no-untyped-def]
     """Run planned jobs one after the other, each under its lease, reporting as they end."""
-    from maintenance.cycle import run_decision
+    from maintenance.schedule.cycle import run_decision
     from maintenance.state.leases import new_holder_id
 
     holder, results = new_holder_id("run"), []
@@ -70,13 +70,13 @@ def register(cli: click.Group) -> None:
 
     @cli.command()
     @click.argument("tables", nargs=-1, metavar="[TABLE]...")
-    @click.option("--job", "jobs", multiple=True, type=click.Choice(JOB_ORDER), help="Run this job whatever the triggers say (repeatable).")
+    @click.option("--job", "jobs", multiple=True, type=click.Choice(JOB_NAMES), help="Run this job whatever the triggers say (repeatable).")
     @click.option("--dry-run", is_flag=True, help="Plan each job and report; change nothing.")
     @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of job results.")
     @pass_app
     def run(app: AppContext, tables: tuple[str, ...], jobs: tuple[str, ...], dry_run: bool, as_json: bool) -> int:
         """One maintenance cycle under leases, then exit (for cron)."""
-        from maintenance.cycle import named_jobs
+        from maintenance.schedule.cycle import named_jobs
 
         evaluation, policies, state = _evaluate(app, tables)
         chosen = named_jobs(evaluation, list(jobs), include_disabled=bool(tables)) if jobs else evaluation.due

@@ -1,31 +1,51 @@
-"""The daemon's HTTP endpoint: `/metrics` for Prometheus, `/healthz` for container probes."""
+"""The daemon's HTTP endpoint: `/metrics` for Prometheus, `/healthz` for container probes,
+and the read-only status page (`maintenance/ui/`) on `/`, `/table` and `/leases`.
+
+Each request is answered in its own thread, never the scheduler's: a slow page cannot hold
+up an evaluation, a job or a probe. `icemaint ui` serves the same page with no metrics.
+"""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING
 
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+if TYPE_CHECKING:
+    from maintenance.ui.pages import StatusPages
 
-def serve(host: str, port: int, registry: CollectorRegistry, healthy: Callable[[], tuple[bool, str]]) -> ThreadingHTTPServer:
-    """Start serving in a daemon thread; returns the server (its real port in server_address)."""
+TEXT = "text/plain; charset=utf-8"
+
+
+def serve(host: str, port: int, registry: CollectorRegistry | None = None, healthy: Callable[[], tuple[bool, str]] | None = None,
+          pages: StatusPages | None = None) -> ThreadingHTTPServer:
+    """Start serving in a daemon thread; returns the server (its real port in server_address).
+    Without a registry there is no `/metrics`; without `healthy`, `/healthz` always answers 200;
+    without `pages`, no status page."""
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            if self.path.split("?")[0] == "/metrics":
+            path, _, query = self.path.partition("?")
+            if path == "/metrics" and registry is not None:
                 self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
-            elif self.path.split("?")[0] == "/healthz":
-                ok, text = healthy()
-                self._send(200 if ok else 503, (text + "\n").encode(), "text/plain; charset=utf-8")
+            elif path == "/healthz":
+                ok, text = healthy() if healthy is not None else (True, "ok")
+                self._send(200 if ok else 503, (text + "\n").encode(), TEXT)
+            elif pages is not None and path != "/favicon.ico":
+                response = pages.handle(path, query)  # an unknown path gets the page's own "not found"
+                self._send(response.status, response.body, response.content_type, response.headers)
             else:
-                self._send(404, b"not found\n", "text/plain; charset=utf-8")
+                self._send(404, b"not found\n", TEXT)
 
-        def _send(self, code: int, body: bytes, content_type: str) -> None:
+        def _send(self, code: int, body: bytes, content_type: str, headers: tuple[tuple[str, str], ...] = ()) -> None:
             self.send_response(code)
             self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(body)))
+            for name, value in headers:
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(body)
 

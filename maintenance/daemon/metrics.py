@@ -8,10 +8,9 @@ import time
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
-from maintenance.health import TableHealth
-from maintenance.jobs.result import COMMITTED, FENCED, NOOP, JobResult
-
-_FILES_REWRITTEN_KEYS = ("data_files_rewritten", "delete_files_removed", "equality_delete_files_removed")
+from maintenance.table.health import TableHealth
+from maintenance.jobs.counters import BYTES_WRITTEN, FILES_DELETED, FILES_REPLACED
+from maintenance.jobs.outcome import COMMITTED, FENCED, NOOP, JobResult
 
 
 class DaemonMetrics:
@@ -28,6 +27,9 @@ class DaemonMetrics:
         self.delete_files = Gauge("icemaint_table_delete_files", "Delete files per table at the last evaluation", ["table", "kind"], registry=r)
         self.leases_held = Gauge("icemaint_leases_held", "Leases this daemon holds (jobs running)", registry=r)
         self.evaluations = Counter("icemaint_evaluations", "Evaluation cycles by outcome", ["outcome"], registry=r)
+        self.evaluation_failures = Counter("icemaint_evaluation_failures", "Failed evaluations by cause (state, catalog, policies, other)",
+                                           ["cause"], registry=r)
+        self.dependency_up = Gauge("icemaint_dependency_up", "1 while a dependency (state, catalog:<name>, policies, spark) works", ["dependency"], registry=r)
         self.spark_running = Gauge("icemaint_spark_running", "1 while this daemon's Spark session is up", registry=r)
         self._lock = threading.Lock()
         self._last_success: dict[tuple[str, str], float] = {}
@@ -37,9 +39,9 @@ class DaemonMetrics:
         self.jobs.labels(result.job, result.status).inc()
         self.duration.labels(result.job).observe(result.duration_s)
         counters = result.counters
-        self.files_rewritten.labels(result.job).inc(sum(int(counters.get(k) or 0) for k in _FILES_REWRITTEN_KEYS))
-        self.bytes_written.labels(result.job).inc(int(counters.get("bytes_written") or 0))
-        self.files_deleted.labels(result.job).inc(int(counters.get("files_deleted") or 0))
+        self.files_rewritten.labels(result.job).inc(sum(int(counters.get(k) or 0) for k in FILES_REPLACED))
+        self.bytes_written.labels(result.job).inc(int(counters.get(BYTES_WRITTEN) or 0))
+        self.files_deleted.labels(result.job).inc(int(counters.get(FILES_DELETED) or 0))
         if result.status == FENCED:
             self.fenced.inc()
         if result.status in (COMMITTED, NOOP):

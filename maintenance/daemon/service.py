@@ -4,8 +4,15 @@
   its lease), at most `max_concurrent_jobs` tables at once, leases shared with every other
   daemon on the same state database.
 - Spark starts with the first job and stops after `spark_idle` without one.
-- A failing catalog, state database or evaluation backs off (doubling, up to 10 minutes);
-  a failing job backs off per table and job through the run history (planner).
+- Every interval starts with a probe of the state database: while it fails, nothing is
+  evaluated or dispatched, `/healthz` answers 503 naming it, and the probe is all that
+  runs (one line in the log when it starts failing, one when it works again). A failing
+  catalog is skipped with its tables (503, named); an evaluation that fails otherwise backs
+  off (doubling, up to 10 minutes); a failing job backs off per table and job through the
+  run history (planner).
+- The HTTP port serves `/metrics`, `/healthz` and the read-only status page
+  (`maintenance/ui/`), which renders from the latest evaluation (published to its cache)
+  in the server's own threads.
 - SIGTERM/SIGINT: no new work; running jobs get `shutdown_grace` to finish, then their
   Spark jobs are cancelled; leases are released as each job ends; exit 0.
 """
@@ -21,17 +28,21 @@ from datetime import datetime, timezone
 import structlog
 
 from maintenance.config import Config
-from maintenance.cycle import Evaluation, evaluate, run_decision
+from maintenance.daemon.health import POLICIES, SPARK, STATE, Dependencies, catalog
 from maintenance.daemon.http import serve
 from maintenance.daemon.metrics import DaemonMetrics
 from maintenance.errors import EXIT_OK, IcemaintError
-from maintenance.planner import Decision
 from maintenance.policy.loader import load_policies
 from maintenance.policy.model import Policy
+from maintenance.schedule.cycle import Evaluation, evaluate, run_decision
+from maintenance.schedule.planner import Decision
+from maintenance.spark.errors import java_error_message
 from maintenance.spark.session import get_spark, spark_running, stop_spark
+from maintenance.state.database import StateUnavailableError
 from maintenance.state.leases import new_holder_id
-from maintenance.state.retry import Stopped, retry_while_unavailable
 from maintenance.state.store import StateStore, open_state
+from maintenance.ui.pages import StatusPages
+from maintenance.ui.status import StatusCache
 
 log = structlog.get_logger(__name__)
 MAX_EVALUATION_BACKOFF_S = 600.0
@@ -49,11 +60,15 @@ class Daemon:
         self.pool = ThreadPoolExecutor(max_workers=self.settings.max_concurrent_jobs, thread_name_prefix="icemaint-job")
         self.metrics = DaemonMetrics()
         self.policies: list[Policy] | None = None
+        self.dependencies = Dependencies()
         self.last_evaluation_ok: float | None = None
         self.evaluation_failures = 0
         self.next_evaluation_at = 0.0
         self.last_job_end = time.monotonic()
         self.http_port: int | None = None
+        # The status page's cache: each successful evaluation is published to it, so the page
+        # never evaluates while the daemon has evaluated (it does, in its own thread, before).
+        self.status = StatusCache(config, ttl_s=self.settings.interval_s)
 
     # -- lifecycle ---------------------------------------------------------------------
     def run(self) -> int:
@@ -63,7 +78,8 @@ class Daemon:
             signal.signal(signum, self._on_signal)
         server = None
         if self.settings.metrics_port:
-            server = serve(self.settings.metrics_host, self.settings.metrics_port, self.metrics.registry, self.healthy)
+            pages = StatusPages(self.config, self.status, policies=lambda: self.policies)
+            server = serve(self.settings.metrics_host, self.settings.metrics_port, self.metrics.registry, self.healthy, pages=pages)
             self.http_port = server.server_address[1]
         scheduler = BackgroundScheduler(timezone=timezone.utc)
         scheduler.add_job(self.evaluate_and_dispatch, "interval", seconds=self.settings.interval_s, id="evaluate",
@@ -112,54 +128,96 @@ class Daemon:
             return bool(self.running)
 
     def healthy(self) -> tuple[bool, str]:
-        """Healthy while evaluations succeed (or before the first has had time to)."""
+        """503 while stopping, while any dependency fails (each named with its error), or
+        when no evaluation has succeeded for three intervals; 200 otherwise."""
         if self.stopping.is_set():
             return False, "stopping"
+        failing = self.dependencies.failing()
+        if failing:
+            return False, "\n".join(f"{name}: failing for {time.time() - status.since:.0f}s: {status.detail}" for name, status in sorted(failing.items()))
         if self.last_evaluation_ok is None:
             return self.evaluation_failures == 0, "starting" if self.evaluation_failures == 0 else "evaluations failing"
         age = time.time() - self.last_evaluation_ok
-        limit = 3 * self.settings.interval_s + MAX_EVALUATION_BACKOFF_S
-        return age <= limit, f"last evaluation {age:.0f}s ago"
+        limit = 3 * self.settings.interval_s + MAX_EVALUATION_BACKOFF_S  # a backstop: failures are named above
+        return age <= limit, f"ok: last evaluation {age:.0f}s ago" if age <= limit else f"no evaluation for {age:.0f}s"
 
     # -- work --------------------------------------------------------------------------
     def evaluate_and_dispatch(self) -> None:
-        if self.stopping.is_set() or time.monotonic() < self.next_evaluation_at:
+        if self.stopping.is_set():
+            return
+        state = self._probe_state()
+        if state is None or time.monotonic() < self.next_evaluation_at:
             return
         try:
-            # The state database being down is waited out here (doubling, stoppable);
-            # anything else backs the next evaluation off.
-            evaluation, state = retry_while_unavailable(self._evaluate, stop=self.stopping)
-        except Stopped:
+            evaluation = self._evaluate(state)
+            self._dispatch(evaluation, state)
+        except StateUnavailableError as exc:
+            self._state_down(exc)
             return
-        except Exception as exc:  # catalog, database, policy: log, back off, keep running
+        except Exception as exc:  # the policies at start, a bug: log, back off, keep running
             self.evaluation_failures += 1
             wait = min(MAX_EVALUATION_BACKOFF_S, self.settings.interval_s * 2 ** (self.evaluation_failures - 1))
             self.next_evaluation_at = time.monotonic() + wait
-            self.metrics.evaluations.labels("failed").inc()
+            self._count_failure("other")
             log.error("evaluation failed; backing off", error=str(exc), retry_in_s=round(wait, 1), exc_info=not isinstance(exc, IcemaintError))
             return
+
+    def _probe_state(self) -> StateStore | None:
+        """The state database, proven reachable now (one cheap query), or None."""
+        try:
+            state = open_state(self.config)
+            state.leases.list()
+        except StateUnavailableError as exc:
+            self._state_down(exc)
+            return None
+        self.dependencies.up(STATE)
+        self.metrics.dependency_up.labels(STATE).set(1)
+        return state
+
+    def _state_down(self, exc: StateUnavailableError) -> None:
+        self.dependencies.down(STATE, str(exc))
+        self.metrics.dependency_up.labels(STATE).set(0)
+        self._count_failure(STATE)
+
+    def _count_failure(self, cause: str) -> None:
+        self.metrics.evaluations.labels("failed").inc()
+        self.metrics.evaluation_failures.labels(cause).inc()
+
+    def _evaluate(self, state: StateStore) -> Evaluation:
+        try:
+            self.policies = load_policies(self.config.policies_dir)
+            self.dependencies.up(POLICIES)
+        except IcemaintError as exc:
+            if self.policies is None:
+                self.dependencies.down(POLICIES, str(exc))
+                raise
+            self.dependencies.down(POLICIES, f"{exc} (the previous policies stay in force)")
+            self._count_failure(POLICIES)
+        started = time.monotonic()
+        evaluation = evaluate(self.config, state, None, self.policies)
+        for name in evaluation.catalogs_listed:
+            self.dependencies.up(catalog(name))
+            self.metrics.dependency_up.labels(catalog(name)).set(1)
+        for name, problem in evaluation.catalogs_failing.items():
+            self.dependencies.down(catalog(name), problem)
+            self.metrics.dependency_up.labels(catalog(name)).set(0)
+            self._count_failure("catalog")
         self.evaluation_failures, self.next_evaluation_at = 0, 0.0
         self.last_evaluation_ok = time.time()
         self.metrics.evaluations.labels("ok").inc()
         self.metrics.observe_health(evaluation.health)
+        self.status.publish(evaluation, duration_s=time.monotonic() - started)
         for table, problem in evaluation.problems.items():
-            log.warning("table not evaluated", table=table, error=problem)
-        self._dispatch(evaluation, state)
-
-    def _evaluate(self) -> tuple[Evaluation, StateStore]:
-        try:
-            self.policies = load_policies(self.config.policies_dir)
-        except Exception:
-            if self.policies is None:
-                raise
-            log.error("policies invalid; keeping the previous ones", exc_info=True)
-        state = open_state(self.config)
-        return evaluate(self.config, state, None, self.policies), state
+            if not table.startswith("catalog "):
+                log.warning("table not evaluated", table=table, error=problem)
+        return evaluation
 
     def _dispatch(self, evaluation: Evaluation, state: StateStore) -> None:
         by_table: dict[str, list[Decision]] = {}
         for decision in evaluation.due:  # ranked: the costliest tables first
             by_table.setdefault(decision.table, []).append(decision)
+        if not by_table:
+            return
         held_elsewhere = {lease.table for lease in state.leases.list() if lease.held and lease.holder != self.holder}
         with self.lock:
             for table, decisions in by_table.items():
@@ -170,15 +228,31 @@ class Daemon:
                 self.running[table] = self.pool.submit(self._work_on, table, decisions, state, self.policies or [])
                 self.metrics.leases_held.set(len(self.running))
 
+    def _spark_ready(self) -> bool:
+        """Start Spark if needed; a Spark that cannot start is a failing dependency."""
+        try:
+            get_spark(self.config)
+        except Exception as exc:
+            self.dependencies.down(SPARK, java_error_message(exc) if not isinstance(exc, IcemaintError) else str(exc))
+            self.metrics.dependency_up.labels(SPARK).set(0)
+            return False
+        self.dependencies.up(SPARK)
+        self.metrics.dependency_up.labels(SPARK).set(1)
+        return True
+
     def _work_on(self, table: str, decisions: list[Decision], state: StateStore, policies: list[Policy]) -> None:
         structlog.contextvars.bind_contextvars(table=table)
         try:
+            if not self._spark_ready():
+                return
             for decision in decisions:
                 if self.stopping.is_set():
                     break
                 result = run_decision(self.config, state, decision, holder=self.holder, policies=policies)
                 self.metrics.observe_result(result)
                 self.metrics.spark_running.set(1 if spark_running() else 0)
+        except StateUnavailableError as exc:
+            self._state_down(exc)
         except Exception:
             log.error("worker failed", exc_info=True)
         finally:

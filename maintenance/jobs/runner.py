@@ -1,51 +1,123 @@
 """Runs one job on one table under a lease: the only way icemaint changes a table.
 
-Acquire the lease (or report `skipped`), record the run, keep the lease alive while the
-body runs, verify the content before and after when asked, and record how it ended:
-`committed`, `noop`, `fenced` (the lease was lost: nothing more was committed or deleted)
-or `failed`. The lease is released at the end whatever happened.
+The steps every job shares are done here, once:
+1. **Lease**: acquire it (or report `skipped`), record the run, keep the lease alive while
+   the job works (`LeaseKeeper`); the fence refuses every effect once it is lost.
+2. **Re-check** (`precheck`): a daemon's job another daemon just did is `skipped`.
+3. **Load and format check**: a table of a format the job does not handle is refused in
+   one line.
+4. **Plan** (metadata only): the plan the daemon made while evaluating is reused when the
+   table has not moved since (same snapshot id); otherwise the job plans again.
+5. **Dry run or nothing to do**: `noop`, with what the plan found; nothing is read
+   through Spark and no fingerprint is computed.
+6. **Run**: the job's own work; its changes become current through `JobContext.publish`
+   (staged, verified, then published: see `publish`).
+7. **Verify deletions**: EXPIRE and ORPHANS make no data snapshot, so the snapshot that was
+   current before they deleted is read again by id, and every file a retained snapshot
+   needs must still exist.
+8. **Record** how it ended: `committed`, `noop`, `skipped`, `fenced` or `failed`, with the
+   counters and the error; release the lease whatever happened.
 """
 
 from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import structlog
 
-from maintenance.catalogs import TableRef
+from maintenance import faults
+from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.errors import IcemaintError
-from maintenance.fencing import Fence, FencedError, LeaseKeeper
-from maintenance.fingerprint import Fingerprint, content_fingerprint
+from maintenance.lease.fence import Fence, FencedError
+from maintenance.lease.keeper import LeaseKeeper
+from maintenance.jobs import registry
 from maintenance.jobs.context import JobContext
-from maintenance.jobs.result import FAILED, FENCED, SKIPPED, JobOutcome, JobResult
+from maintenance.jobs.counters import undocumented
+from maintenance.jobs.outcome import FAILED, FENCED, NOOP, SKIPPED, JobOutcome, JobResult, partial_outcome
+from maintenance.jobs.publish import ContentChangedError
+from maintenance.jobs.spec import JobSpec, PlanInput, PreparedPlan, Progress, no_progress
 from maintenance.spark.errors import java_error_message
-from maintenance.spark.session import get_spark, spark_running
+from maintenance.spark.session import get_spark, session_settings, spark_running
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.leases import new_holder_id
 from maintenance.state.store import StateStore, open_state
+from maintenance.table.references import missing_files
 
 log = structlog.get_logger(__name__)
-JobBody = Callable[[JobContext], JobOutcome]
+Work = Callable[[JobContext], JobOutcome]
 
 
 def run_job(
     config: Config,
     ref: TableRef,
-    job: str,
-    body: JobBody,
+    job: str | JobSpec,
+    options: Any = None,
     *,
     holder: str | None = None,
     dry_run: bool = False,
     verify: bool = False,
-    options: dict | None = None,
     state: StateStore | None = None,
     precheck: Callable[[], str | None] | None = None,
+    prepared: PreparedPlan | None = None,
+    progress: Progress = no_progress,
+    spark_settings: Mapping[str, str] | None = None,
 ) -> JobResult:
-    """`precheck`, called once the lease is held, may return a reason not to run after all
-    (the job is no longer due: another daemon just ran it); the run is then `skipped`."""
+    """Run a registered job. `options` is the job's options object, or raw values by option
+    name (parsed by the job's one parser); a UsageError for bad options comes before any
+    lease is taken."""
+    spec = registry.job(job) if isinstance(job, str) else job
+    parsed = spec.parse_options(options if not isinstance(options, Mapping) else dict(options))
+    if spec.check_options is not None:
+        spec.check_options(parsed, dry_run)
+    return run_under_lease(
+        config, ref, spec.name, lambda ctx: _work(ctx, spec, parsed, prepared, spark_settings or {}),
+        holder=holder, dry_run=dry_run, verify=verify, state=state, precheck=precheck, progress=progress,
+    )
+
+
+def _work(ctx: JobContext, spec: JobSpec, options: Any, prepared: PreparedPlan | None, spark_settings: Mapping[str, str]) -> JobOutcome:
+    table = load_table(ctx.config, ctx.ref)
+    refusal = spec.refusal(table.metadata.format_version, str(ctx.ref))
+    if refusal is not None:
+        raise JobRefusedError(refusal)
+    snapshot_id = table.metadata.current_snapshot_id
+    ctx.metadata = PlanInput(ctx.ref, table, ctx.config, int(time.time() * 1000))
+    if prepared is not None and prepared.snapshot_id == snapshot_id and prepared.options == options:
+        plan = prepared.plan  # made while evaluating, on this very snapshot
+    else:
+        plan = spec.plan(ctx.metadata, options)
+    if plan.empty or ctx.dry_run:
+        return JobOutcome(NOOP, counters=plan.counters(detail=ctx.dry_run))
+    if not spark_settings:
+        return spec.run(ctx, plan)
+    with session_settings(ctx.spark, spark_settings):
+        return spec.run(ctx, plan)
+
+
+class JobRefusedError(IcemaintError):
+    """The job does not handle this table (its format); nothing was done."""
+
+
+def run_under_lease(
+    config: Config,
+    ref: TableRef,
+    job: str,
+    work: Work,
+    *,
+    holder: str | None = None,
+    dry_run: bool = False,
+    verify: bool = False,
+    state: StateStore | None = None,
+    precheck: Callable[[], str | None] | None = None,
+    progress: Progress = no_progress,
+) -> JobResult:
+    """The lease, the run record and the verification around `work`, for any job (tests
+    give it their own bodies). `precheck`, called once the lease is held, may return a
+    reason not to run after all; the run is then `skipped`."""
     state = state or open_state(config)
     holder = holder or new_holder_id()
     ttl_s = config.leases.ttl_seconds
@@ -64,19 +136,23 @@ def run_job(
     structlog.contextvars.bind_contextvars(table=table_name, job=job, run_id=run_id)
     result = JobResult(job=job, table=table_name, status=FAILED, run_id=run_id, dry_run=dry_run)
     try:
+        abandoned = state.runs.abandon_running(table_name, taken_by=holder, epoch=lease.epoch)
+        if abandoned:
+            log.warning("runs whose holder died are now abandoned", table=table_name, runs=abandoned)
         state.runs.start(run_id, table_name, job, holder_id=holder, lease_epoch=lease.epoch)
+        faults.point("lease-acquired")
         with LeaseKeeper(state.leases, lease, ttl_s, on_lost=lambda reason: _cancel_spark(config, run_id)) as keeper:
             fence = Fence(state.leases, keeper, job=job, run_id=run_id)
-            context = JobContext(config=config, ref=ref, job=job, run_id=run_id, fence=fence, dry_run=dry_run, options=dict(options or {}))
+            context = JobContext(config=config, ref=ref, job=job, run_id=run_id, fence=fence, dry_run=dry_run, verify=verify, progress=_logged(progress))
             reason = precheck() if precheck is not None else None
             if reason is not None:
                 result.status, result.error = SKIPPED, reason
             else:
-                _run_body(context, body, result, verify)
+                _run(context, work, result)
             lease = keeper.lease
     finally:
         result.duration_s = time.monotonic() - started
-        _record_end(state, result)
+        _record_end(state, result, lease.epoch, config=config, ref=ref)
         try:
             state.leases.release(lease)
         except StateUnavailableError:
@@ -86,23 +162,39 @@ def run_job(
     return result
 
 
-def _run_body(context: JobContext, body: JobBody, result: JobResult, verify: bool) -> None:
-    before: Fingerprint | None = None
+def _logged(progress: Progress) -> Progress:
+    """Every stage a job reports goes to the log too (with the run's table, job and run id)."""
+
+    def report(stage: str, **counts: int) -> None:
+        log.info("job progress", stage=stage, **counts)
+        progress(stage, **counts)
+
+    return report
+
+
+def _run(context: JobContext, work: Work, result: JobResult) -> None:
     try:
-        if verify:
-            before = content_fingerprint(context.spark, context.ref)
-        outcome = body(context)
+        try:
+            outcome = work(context)
+        except BaseException as exc:
+            partial = partial_outcome(exc)
+            if partial is not None and partial.snapshot_id is not None:
+                result.snapshot_id, result.counters = partial.snapshot_id, dict(partial.counters)
+            raise
+        finally:
+            _take_verification(context, result)
         result.status, result.snapshot_id, result.counters = outcome.status, outcome.snapshot_id, dict(outcome.counters)
-        if verify and before is not None:
-            after = content_fingerprint(context.spark, context.ref)
-            result.fingerprint_before, result.fingerprint_after = before.fingerprint, after.fingerprint
-            result.content_verified = before.same_content(after)
-            if not result.content_verified:
-                result.status = FAILED
-                result.error = f"content changed: {before.rows} rows/{before.fingerprint} before, {after.rows} rows/{after.fingerprint} after"
-                log.error("maintenance changed the table's content", before=before.to_json(), after=after.to_json())
+        unknown = undocumented(result.counters)
+        if unknown:
+            log.warning("job reported counters missing from jobs/counters.py", counters=unknown)
+        if context.deletion_baseline is not None:
+            _verify_deletions(context, result)
+    except ContentChangedError as exc:
+        result.status, result.error, result.content_verified = FAILED, str(exc), False
     except FencedError as exc:
         result.status, result.error = FENCED, str(exc)
+    except JobRefusedError as exc:
+        result.status, result.error = FAILED, str(exc)
     except IcemaintError as exc:
         result.status, result.error = (FENCED, f"{exc} (lease lost: {context.fence.keeper.lost_reason})") if context.fence.keeper.lost.is_set() else (FAILED, str(exc))
         log.error("job failed", error=result.error, exc_info=True)
@@ -114,19 +206,63 @@ def _run_body(context: JobContext, body: JobBody, result: JobResult, verify: boo
         log.error("job failed", error=result.error, exc_info=True)
 
 
-def _record_end(state: StateStore, result: JobResult) -> None:
+def _take_verification(context: JobContext, result: JobResult) -> None:
+    """The fingerprints of the changes the run staged (none when it published nothing)."""
+    if "publisher" not in context.__dict__:
+        return
+    verification = context.publisher.verification
+    if verification.verified is not None:
+        result.fingerprint_before, result.fingerprint_after = verification.fingerprint_before, verification.fingerprint_after
+        result.content_verified = verification.verified
+
+
+def _verify_deletions(context: JobContext, result: JobResult) -> None:
+    """EXPIRE and ORPHANS make no data snapshot: the snapshot that was current before they
+    deleted anything must read the same afterwards, and nothing any snapshot needs may be gone."""
+    before = context.deletion_baseline
+    assert before is not None and before.snapshot_id is not None
+    after = context.fingerprint(before.snapshot_id)
+    missing = missing_files(load_table(context.config, context.ref))
+    result.fingerprint_before, result.fingerprint_after = before.fingerprint, after.fingerprint
+    result.content_verified = before.same_content(after) and not missing
+    if not result.content_verified:
+        detail = f"{len(missing)} referenced files missing (first: {missing[0]})" if missing else f"{before.rows} rows/{before.fingerprint} before, {after.rows}/{after.fingerprint} after"
+        raise ContentChangedError(f"content changed: snapshot {before.snapshot_id}: {detail}")
+
+
+def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Config | None = None, ref: TableRef | None = None) -> None:
     counters = dict(result.counters)
     if result.content_verified is not None:
         counters.update(fingerprint_before=result.fingerprint_before, fingerprint_after=result.fingerprint_after, content_verified=result.content_verified)
+    health = _health_at_end(config, ref) if config is not None and ref is not None else None
     try:
-        state.runs.finish(result.run_id or "", result.status, snapshot_id=result.snapshot_id, counters=counters, error=result.error)
+        state.runs.finish(result.run_id or "", result.status, snapshot_id=result.snapshot_id, counters=counters, error=result.error, lease_epoch=epoch,
+                          health=health)
     except StateUnavailableError:
         log.error("could not record the end of the run", status=result.status)
+
+
+def _health_at_end(config: Config, ref: TableRef) -> dict[str, Any] | None:
+    """The table's health counters once the run is over (metadata only, no Spark), for the
+    status page's time chart. Never fails the run: a failure is logged and nothing stored."""
+    from maintenance.table.health import table_health
+
+    try:
+        health = table_health(str(ref), load_table(config, ref), small_file_bytes=config.health.small_file_bytes)
+        return {
+            "snapshot_id": health.current_snapshot_id,
+            "data_files": health.data_files,
+            "small_data_files": health.small_data_files,
+            "position_delete_files": health.position_delete_files,
+            "equality_delete_files": health.equality_delete_files,
+            "snapshots": health.snapshots,
+        }
+    except Exception as exc:
+        log.warning("could not read the table's health at the end of the run", error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        return None
 
 
 def _cancel_spark(config: Config, run_id: str) -> None:
     """Stop this run's Spark jobs at once when its lease is lost."""
     if spark_running():
         get_spark(config).sparkContext.cancelJobGroup(run_id)
-
-

@@ -16,9 +16,10 @@ import yaml
 
 from maintenance.durations import parse_duration
 from maintenance.errors import ConfigError, UsageError
-from maintenance.fencing import EPOCH_PROPERTY
-from maintenance.jobs.expire.plan import DEFAULT_CHECKPOINT_KEYS, Retention
-from maintenance.policy.model import JOB_ORDER, JobPolicy, Policy, QuietHours, Schedule, Selector
+from maintenance.lease.fence import EPOCH_PROPERTY
+from maintenance.jobs import registry
+from maintenance.jobs.options import OptionCheckError, OptionError, nested_policy_keys, policy_values
+from maintenance.policy.model import JobPolicy, Policy, QuietHours, Schedule, Selector
 from maintenance.policy.triggers import MEASURES
 
 PROPERTY_PREFIX = "icemaint."
@@ -26,8 +27,6 @@ WORKLOAD_PREFIX = "icemaint.workload."
 _TOP_KEYS = {"name", "priority", "select", "jobs", "timezone", "description"}
 _SELECT_KEYS = {"catalogs", "namespaces", "tables"}
 _JOB_KEYS = {"enabled", "when", "every", "cron", "quiet_hours", "spark", "verify"}
-_JOB_OWN_KEYS = {"convert": {"max_files_per_commit"}, "rewrite": set(), "merge": set(), "expire": {"retention"}, "orphans": {"older_than"}}
-_RETENTION_KEYS = {"max_snapshot_age", "min_snapshots_to_keep", "checkpoint_keys"}
 _HOURS = re.compile(r"^(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})$")
 
 
@@ -125,9 +124,10 @@ def parse_policy(raw: Any, where: _Where, *, default_name: str) -> Policy:
     selector = _selector(raw.get("select") or {}, where / "select")
     raw_jobs = raw.get("jobs") or {}
     if not isinstance(raw_jobs, dict):
-        raise (where / "jobs").error(f"must be a mapping of job to settings ({', '.join(JOB_ORDER)})")
+        raise (where / "jobs").error(f"must be a mapping of job to settings ({', '.join(registry.JOB_NAMES)})")
     jobs = {job: parse_job(job, settings, where / "jobs" / job, timezone) for job, settings in raw_jobs.items()}
-    return Policy(name=name, source=where.source, priority=priority, selector=selector, jobs=jobs, raw_jobs=copy.deepcopy(raw_jobs), timezone=timezone)
+    return Policy(name=name, source=where.source, priority=priority, selector=selector, jobs=jobs, raw_jobs=copy.deepcopy(raw_jobs), timezone=timezone,
+                  lines=dict(where.lines))
 
 
 def _selector(raw: Any, where: _Where) -> Selector:
@@ -146,13 +146,13 @@ def _selector(raw: Any, where: _Where) -> Selector:
 
 
 def parse_job(job: str, raw: Any, where: _Where, timezone: str = "UTC") -> JobPolicy:
-    if job not in JOB_ORDER:
-        raise where.error(f"unknown job (known: {', '.join(JOB_ORDER)})")
+    if job not in registry.JOB_NAMES:
+        raise where.error(f"unknown job (known: {', '.join(registry.JOB_NAMES)})")
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise where.error("must be a mapping of settings")
-    _known(raw, _JOB_KEYS | _JOB_OWN_KEYS[job], where)
+    _known(raw, job_keys(job), where)
     enabled = _bool(raw.get("enabled", True), where / "enabled")
     triggers = _triggers(raw.get("when") or {}, where / "when")
     every = raw.get("every")
@@ -189,44 +189,44 @@ def _triggers(raw: Any, where: _Where) -> dict[str, float]:
     return triggers
 
 
-def _job_options(job: str, raw: dict[str, Any], where: _Where) -> dict[str, Any]:
-    if job == "expire":
-        retention = raw.get("retention") or {}
-        w = where / "retention"
-        if not isinstance(retention, dict):
-            raise w.error("must be a mapping")
-        _known(retention, _RETENTION_KEYS, w)
-        keys = retention.get("checkpoint_keys", [])
-        if isinstance(keys, str):
-            keys = [keys]
-        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
-            raise (w / "checkpoint_keys").error("must be a list of snapshot summary keys")
-        age = retention.get("max_snapshot_age")
-        keep = retention.get("min_snapshots_to_keep")
-        if keep is not None and (_number(keep, w / "min_snapshots_to_keep") < 1 or not float(keep).is_integer()):
-            raise (w / "min_snapshots_to_keep").error("must be an integer of at least 1")
+def _job_options(job: str, raw: dict[str, Any], where: _Where) -> Any:
+    """The job's typed options from its policy keys, read by the job's own option kinds."""
+    spec = registry.job(job)
+    for head, allowed in nested_policy_keys(spec.options).items():
+        node = raw.get(head)
+        if node is None:
+            continue
+        if not isinstance(node, dict):
+            raise (where / head).error("must be a mapping")
+        _known(node, allowed, where / head)
+    values, _ = policy_values(spec.options, raw)
+    parsed = {}
+    for option in spec.option_specs():
+        if option.name not in values:
+            continue
         try:
-            return {"retention": Retention(
-                max_snapshot_age_ms=int(_duration(age, w / "max_snapshot_age") * 1000) if age is not None else None,
-                min_snapshots_to_keep=int(_number(keep, w / "min_snapshots_to_keep")) if keep is not None else None,
-                checkpoint_keys=tuple(dict.fromkeys((*DEFAULT_CHECKPOINT_KEYS, *keys))),
-            )}
-        except UsageError as exc:
-            raise w.error(str(exc)) from None
-    if job == "orphans":
-        older_than = raw.get("older_than")
-        if older_than is None:
-            return {}
-        seconds = _duration(older_than, where / "older_than")
-        if seconds < 3600:
-            raise (where / "older_than").error("below 1 hour a write in progress could be deleted; policies cannot force it")
-        return {"older_than_s": seconds}
-    if job == "convert" and raw.get("max_files_per_commit") is not None:
-        value = _number(raw["max_files_per_commit"], where / "max_files_per_commit")
-        if value < 1 or not float(value).is_integer():
-            raise (where / "max_files_per_commit").error("must be a positive integer")
-        return {"max_files_per_commit": int(value)}
-    return {}
+            parsed[option.name] = option.kind.parse(values[option.name])
+        except OptionError as exc:
+            located = where
+            for part in (option.policy_key or option.name).split("."):
+                located = located / part
+            raise located.error(str(exc)) from None
+    options = spec.options(**parsed)
+    if spec.check_options is not None:
+        try:
+            spec.check_options(options, False)
+        except OptionCheckError as exc:
+            located = where
+            for part in (next(o.policy_key for o in spec.option_specs() if o.name == exc.option) or exc.option).split("."):
+                located = located / part
+            raise located.error(f"{exc.reason}; a policy cannot force it") from None
+    return options
+
+
+def job_keys(job: str) -> set[str]:
+    """The keys a job's policy mapping may have: the schedule's and the job's own options'."""
+    spec = registry.job(job)
+    return _JOB_KEYS | {o.policy_key.split(".")[0] for o in spec.option_specs() if o.policy_key}
 
 
 def overrides_from_properties(properties: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
@@ -239,8 +239,6 @@ def overrides_from_properties(properties: dict[str, str]) -> tuple[dict[str, str
             continue
         if len(parts) >= 2 and parts[1] == "spark":  # spark keys contain dots themselves
             parts = [parts[0], "spark", ".".join(parts[2:])]
-        if len(parts) == 2 and parts[1] in ("checkpoint_keys", "quiet_hours"):
-            value = [v.strip() for v in value.split(",") if v.strip()]  # type: ignore[assignment]
         node = nested
         for part in parts[:-1]:
             node = node.setdefault(part, {})
@@ -324,8 +322,8 @@ def _cron(value: Any, where: _Where, timezone: str) -> str:
 
 
 def _quiet_hours(value: Any, where: _Where) -> tuple[QuietHours, ...]:
-    if isinstance(value, str):
-        value = [value]
+    if isinstance(value, str):  # a table property: comma-separated ranges
+        value = [part for part in value.split(",") if part.strip()]
     if not isinstance(value, list):
         raise where.error("must be a list of 'HH:MM-HH:MM' ranges")
     ranges = []

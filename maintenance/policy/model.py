@@ -9,8 +9,6 @@ from typing import Any
 
 from maintenance.catalogs import TableRef
 
-JOB_ORDER = ("convert", "rewrite", "merge", "expire", "orphans")  # within one table
-
 
 @dataclass(frozen=True)
 class Selector:
@@ -66,8 +64,8 @@ class JobPolicy:
     triggers: dict[str, float] = field(default_factory=dict)  # any reached makes the job due
     schedule: Schedule = Schedule()
     spark: dict[str, str] = field(default_factory=dict)  # runtime Spark SQL settings for the job
-    options: dict[str, Any] = field(default_factory=dict)  # the job's own settings (retention, margin, ...)
-    verify: bool = True  # compare the content fingerprint before and after (two full scans)
+    options: Any = None  # the job's own typed options (its options dataclass); None: its defaults
+    verify: bool = True  # stage, compare the content fingerprint with the parent's, then publish
 
 
 @dataclass(frozen=True)
@@ -79,6 +77,9 @@ class Policy:
     jobs: dict[str, JobPolicy]
     raw_jobs: dict[str, Any]  # as written, so table properties can override key by key
     timezone: str = "UTC"
+    # The line of every key path in its file (("jobs", "merge", "every") -> 14), so the status
+    # page can say where a setting came from; empty for policies not read from a file.
+    lines: dict[tuple[str, ...], int] = field(default_factory=dict, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -92,4 +93,6 @@ class TablePolicy:
     overrides: dict[str, str] = field(default_factory=dict)
 
     def enabled_jobs(self) -> list[JobPolicy]:
-        return [self.jobs[j] for j in JOB_ORDER if j in self.jobs and self.jobs[j].enabled]
+        from maintenance.jobs.registry import JOB_NAMES
+
+        return [self.jobs[j] for j in JOB_NAMES if j in self.jobs and self.jobs[j].enabled]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from maintenance.health import TableHealth
+from maintenance.table.health import TableHealth
 
 
 @dataclass(frozen=True)

@@ -13,14 +13,16 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import structlog
 
-from maintenance.errors import IcemaintError
-from maintenance.fencing import EPOCH_PROPERTY, SUMMARY_EPOCH, SUMMARY_JOB, SUMMARY_RUN_ID, Fence, FencedError, parse_epoch
+from maintenance import faults
+from maintenance.errors import ConflictError, IcemaintError
+from maintenance.lease.fence import EPOCH_PROPERTY, SUMMARY_EPOCH, SUMMARY_JOB, SUMMARY_RUN_ID, Fence, FencedError, parse_epoch
 from maintenance.spark.errors import is_java_exception, java_errors
-from maintenance.spark.jvm import JavaObject, jvm
+from maintenance.spark.jvm import JavaObject, java_long, jvm
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -41,6 +43,7 @@ class FencedOperations:
         self.fence = fence
         self.validator: Callable[[JavaObject], None] | None = None
         self.errors: list[IcemaintError] = []  # refusals and validation failures, newest last
+        self.snapshot_ids: list[int] = []  # every id handed out, newest last
 
     def commit(self, base: JavaObject, metadata: JavaObject) -> None:
         try:
@@ -82,6 +85,7 @@ class FencedOperations:
         while True:
             value = secrets.randbits(63)
             if value >= _MIN_JAVA_LONG_FROM_PY4J:
+                self.snapshot_ids.append(value)
                 return value
 
     def requireStrictCleanup(self) -> bool:  # noqa: N802
@@ -101,6 +105,14 @@ def _new_snapshot_summary(base: JavaObject, metadata: JavaObject) -> dict[str, s
         return None
     summary = new.summary()
     return {key: summary.get(key) for key in (SUMMARY_JOB, SUMMARY_RUN_ID, SUMMARY_EPOCH)}
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A snapshot committed with stageOnly(): in the metadata, on no branch."""
+
+    snapshot_id: int
+    parent_id: int
 
 
 class FencedTable:
@@ -134,6 +146,7 @@ class FencedTable:
             if current != self.fence.epoch:
                 self.java.updateProperties().set(EPOCH_PROPERTY, str(self.fence.epoch)).commit()
         self._claimed = True
+        faults.point("claimed")
 
     def stamp(self, operation: JavaObject) -> JavaObject:
         """Put icemaint's keys into a snapshot-producing operation's summary."""
@@ -155,6 +168,39 @@ class FencedTable:
                 return int(self.java.currentSnapshot().snapshotId())
         finally:
             self.ops.validator = None
+
+    def stage(self, operation: JavaObject, what: str, validate: Callable[[JavaObject], None] | None = None) -> Staged:
+        """Commit an operation as a staged snapshot (no branch moves); returns it and its parent."""
+        self.claim()
+        self.ops.validator = validate
+        issued = len(self.ops.snapshot_ids)
+        try:
+            with self.commit_errors(f"{what} (staged)"):
+                self.stamp(operation).stageOnly().commit()
+                self.java.refresh()
+        finally:
+            self.ops.validator = None
+        for snapshot_id in reversed(self.ops.snapshot_ids[issued:]):  # the producer keeps one id across retries
+            snapshot = self.java.snapshot(java_long(self.spark, snapshot_id))
+            if snapshot is not None and snapshot.summary().get(SUMMARY_RUN_ID) == self.fence.run_id and snapshot.parentId() is not None:
+                return Staged(snapshot_id, int(snapshot.parentId()))
+        raise IcemaintError(f"{what}: the staged snapshot is not in the table's metadata after its commit")
+
+    def fast_forward(self, staged: Staged, what: str) -> bool:
+        """Make a staged snapshot current if the table is still at its parent (checked again
+        on every commit attempt by Iceberg's cherrypick); False if the table moved on."""
+        self.java.refresh()
+        current = self.java.currentSnapshot()
+        if current is None or int(current.snapshotId()) != staged.parent_id:
+            return False
+        try:
+            with self.commit_errors(f"publish {what}"):
+                self.java.manageSnapshots().cherrypick(java_long(self.spark, staged.snapshot_id)).commit()
+        except ConflictError as exc:
+            if "fast-forward" in str(exc):
+                return False  # a commit landed between our check and the cherrypick
+            raise
+        return True
 
     def commit_metadata(self, change: Callable[[JavaObject], JavaObject], what: str, attempts: int = 4) -> None:
         """Commit a metadata change that makes no snapshot (e.g. removing snapshots): `change(base)`
@@ -182,7 +228,9 @@ class FencedTable:
         iceberg_io = jvm(self.spark).org.apache.iceberg.io
         bulk = iceberg_io.SupportsBulkOperations._java_lang_class.isInstance(io)
         deleted = 0
-        for batch in _chunks(paths, batch_size):
+        for batch in _chunks(paths, faults.delete_batch(batch_size)):
+            if deleted:
+                faults.point("deleting")
             with self.commit_errors("delete files"):
                 self.java.refresh()
                 self.fence.before_delete(parse_epoch(self.java.properties().get(EPOCH_PROPERTY)), len(batch))
@@ -216,6 +264,11 @@ class FencedTable:
                 raise raised_in_callback[-1] from exc
             if self.fence.keeper.lost.is_set():
                 raise FencedError(f"{action} refused: lease lost ({self.fence.keeper.lost_reason})") from exc
+            java_cause = exc.__cause__ if exc.__cause__ is not None else exc
+            if is_java_exception(java_cause, "ValidationException"):
+                # Iceberg's conflict checks (files gone, new deletes for replaced files): the
+                # commit did not happen and a new plan on the newer state may well succeed.
+                raise ConflictError(f"{exc}; nothing was committed, run it again") from java_cause
             raise
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from maintenance.errors import SparkJobError
-from maintenance.paths import hadoop_path
+from maintenance.table.paths import hadoop_path
 from maintenance.spark.files import spark_file_names
 
 if TYPE_CHECKING:

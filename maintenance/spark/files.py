@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maintenance.paths import hadoop_path
+from maintenance.table.paths import hadoop_path
 from maintenance.spark.errors import java_errors
 from maintenance.spark.jvm import jvm
 

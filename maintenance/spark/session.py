@@ -10,7 +10,8 @@ from __future__ import annotations
 import glob
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
@@ -18,7 +19,7 @@ from urllib.parse import unquote, urlsplit
 import structlog
 
 from maintenance.config import CatalogConfig, Config
-from maintenance.errors import ConfigError
+from maintenance.errors import ConfigError, UsageError
 from maintenance.redact import redact_mapping
 
 if TYPE_CHECKING:
@@ -130,11 +131,11 @@ def get_spark(config: Config) -> SparkSession:
     with _lock:
         if _session is None or not _session_alive(_session):
             _session = _start(config)
-        _make_active_in_this_thread(_session)
+        make_active_in_this_thread(_session)
         return _session
 
 
-def _make_active_in_this_thread(session: SparkSession) -> None:
+def make_active_in_this_thread(session: SparkSession) -> None:
     """Spark resolves settings through the JVM thread's active session. Only the thread that
     created the session has one; in another (a daemon worker) a catalog loaded for the
     first time reads an empty configuration: "spark.sql.catalog.default_cache_iceberg is
@@ -184,3 +185,24 @@ def _start(config: Config) -> SparkSession:
 
 def _catalog_keys(conf: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in conf.items() if k.startswith("spark.sql.catalog.")}
+
+
+@contextmanager
+def session_settings(session: SparkSession, settings: Mapping[str, str]) -> Iterator[None]:
+    """Runtime Spark SQL settings for one job (a policy's `spark:`); the session's own come
+    back afterwards. Settings that only take effect at start-up are refused in one line."""
+    conf = session.conf
+    previous: dict[str, str | None] = {}
+    try:
+        for key, value in settings.items():
+            if not conf.isModifiable(key):
+                raise UsageError(f"Spark setting {key} cannot change in a running session; set it in the config's spark.conf")
+            previous[key] = conf.get(key, None)
+            conf.set(key, value)
+        yield
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                conf.unset(key)
+            else:
+                conf.set(key, value)

@@ -22,7 +22,7 @@ from sqlalchemy import ColumnElement, Connection, Engine, create_engine, event, 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
 
-from maintenance.errors import ConfigError, IcemaintError
+from maintenance.errors import ConfigError, IcemaintError, misconfigured
 from maintenance.redact import redact_text
 
 log = structlog.get_logger(__name__)
@@ -60,8 +60,14 @@ def make_engine(url: str) -> Engine:
             engine = create_engine(url, connect_args={"timeout": 60})
             event.listen(engine, "connect", _sqlite_pragmas)
             return engine
-        # psycopg and PyMySQL both take connect_timeout: an unreachable database fails fast.
-        return create_engine(url, pool_pre_ping=True, pool_recycle=1800, connect_args={"connect_timeout": 5})
+        # An unreachable database fails fast (connect_timeout); a connection whose server went
+        # away silently is found dead in seconds, not after the OS's TCP timeout (libpq's
+        # keepalives; PyMySQL's read and write timeouts).
+        if parsed.get_backend_name() == "postgresql":
+            connect_args = {"connect_timeout": 5, "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+        else:
+            connect_args = {"connect_timeout": 5, "read_timeout": 60, "write_timeout": 60}
+        return create_engine(url, pool_pre_ping=True, pool_recycle=1800, connect_args=connect_args)
     except (NoSuchModuleError, ImportError) as exc:
         raise ConfigError(f"state url '{redact_text(url)}': unsupported database ({exc})") from None
 
@@ -92,6 +98,8 @@ def unavailable_as_error(url: str | None = None) -> Iterator[None]:
         yield
     except OperationalError as exc:
         reason = redact_text(str(exc.orig) if exc.orig is not None else str(exc)).strip().splitlines()[0]
+        if misconfigured(reason):
+            raise ConfigError(f"state database: {reason}") from exc
         raise StateUnavailableError(f"state database unreachable: {reason}") from exc
     except DBAPIError as exc:
         if exc.connection_invalidated:

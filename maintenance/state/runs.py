@@ -6,13 +6,14 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import Engine, delete, insert, select, update
+from sqlalchemy import Engine, and_, delete, func, insert, select, update
 
 from maintenance.state.database import db_now_ms, unavailable_as_error
 from maintenance.state.schema import RunRow
 
 runs = RunRow.__table__
-STATUSES = ("running", "committed", "noop", "skipped", "fenced", "failed")
+RUNNING, COMMITTED, NOOP, SKIPPED, FENCED, FAILED, ABANDONED = "running", "committed", "noop", "skipped", "fenced", "failed", "abandoned"
+STATUSES = (RUNNING, COMMITTED, NOOP, SKIPPED, FENCED, FAILED, ABANDONED)  # ABANDONED: its holder died; set by the next holder
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class RunRecord:
     snapshot_id: int | None
     counters: dict[str, Any]
     error: str | None
+    health: dict[str, Any] | None = None  # the table's health counters when the run ended (status page)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -46,14 +48,32 @@ class RunStore:
                 )
             )
 
-    def finish(self, run_id: str, status: str, *, snapshot_id: int | None = None, counters: dict[str, Any] | None = None, error: str | None = None) -> None:
+    def finish(self, run_id: str, status: str, *, snapshot_id: int | None = None, counters: dict[str, Any] | None = None, error: str | None = None,
+               lease_epoch: int | None = None, health: dict[str, Any] | None = None) -> None:
+        """Record how a run ended; `lease_epoch`, when given, is the epoch it ended under
+        (a holder may have raised its epoch past a table's during the run); `health`, when
+        given, the table's health counters at the end (a small JSON object)."""
         assert status in STATUSES
+        values: dict[str, Any] = {"status": status, "ended_at_ms": self._now, "snapshot_id": snapshot_id,
+                                  "counters": json.dumps(counters or {}, default=str), "error": error}
+        if lease_epoch is not None:
+            values["lease_epoch"] = lease_epoch
+        if health is not None:
+            values["health"] = json.dumps(health, default=str)
         with unavailable_as_error(), self.engine.begin() as conn:
-            conn.execute(
+            conn.execute(update(runs).where(runs.c.run_id == run_id).values(**values))
+
+    def abandon_running(self, table: str, *, taken_by: str, epoch: int) -> int:
+        """Runs of the table still marked running when a new holder has just taken its lease:
+        their holder is gone (its lease expired or was released by force), so nobody will
+        record their end. Called by the new holder, which alone may touch the table now."""
+        reason = f"abandoned: its holder stopped without recording an end; the lease was taken over by {taken_by} (epoch {epoch})"
+        with unavailable_as_error(), self.engine.begin() as conn:
+            return int(conn.execute(
                 update(runs)
-                .where(runs.c.run_id == run_id)
-                .values(status=status, ended_at_ms=self._now, snapshot_id=snapshot_id, counters=json.dumps(counters or {}, default=str), error=error)
-            )
+                .where(runs.c.table_name == table, runs.c.status == RUNNING)
+                .values(status=ABANDONED, ended_at_ms=self._now, error=reason)
+            ).rowcount or 0)
 
     def forget(self, table: str) -> int:
         """Drop a table's run history (the demo recreating its table). Returns the rows dropped."""
@@ -64,30 +84,79 @@ class RunStore:
         found = self.list(run_id=run_id)
         return found[0] if found else None
 
-    def list(self, *, table: str | None = None, job: str | None = None, run_id: str | None = None, limit: int = 100) -> list[RunRecord]:
+    def list(self, *, table: str | None = None, job: str | None = None, run_id: str | None = None, status: str | None = None,
+             limit: int = 100, offset: int = 0) -> list[RunRecord]:
         """Newest first."""
-        query = select(runs).order_by(runs.c.started_at_ms.desc(), runs.c.run_id).limit(limit)
+        query = select(runs).order_by(runs.c.started_at_ms.desc(), runs.c.run_id).limit(limit).offset(offset)
         if table is not None:
             query = query.where(runs.c.table_name == table)
         if job is not None:
             query = query.where(runs.c.job == job)
         if run_id is not None:
             query = query.where(runs.c.run_id == run_id)
+        if status is not None:
+            query = query.where(runs.c.status == status)
         with unavailable_as_error(), self.engine.connect() as conn:
             rows = conn.execute(query).all()
-        return [
-            RunRecord(
-                run_id=r.run_id,
-                table=r.table_name,
-                job=r.job,
-                status=r.status,
-                holder_id=r.holder_id,
-                lease_epoch=r.lease_epoch,
-                started_at_ms=int(r.started_at_ms),
-                ended_at_ms=r.ended_at_ms,
-                snapshot_id=r.snapshot_id,
-                counters=json.loads(r.counters) if r.counters else {},
-                error=r.error,
-            )
-            for r in rows
-        ]
+        return [_record(r) for r in rows]
+
+    def count(self, *, table: str | None = None) -> int:
+        query = select(func.count()).select_from(runs)
+        if table is not None:
+            query = query.where(runs.c.table_name == table)
+        with unavailable_as_error(), self.engine.connect() as conn:
+            return int(conn.execute(query).scalar_one())
+
+    def latest_per_job(self) -> list[RunRecord]:
+        """The newest run of every (table, job) that was not `skipped`, in one query (the
+        status page's overview: a skipped run did nothing and says nothing about the table).
+        Light records: their `counters` are empty and their `health` None (not read)."""
+        newest = (
+            select(runs.c.table_name, runs.c.job, func.max(runs.c.started_at_ms).label("started"))
+            .where(runs.c.status != SKIPPED)
+            .group_by(runs.c.table_name, runs.c.job)
+            .subquery()
+        )
+        light = [c for c in runs.c if c.name not in ("counters", "health")]
+        query = (
+            select(*light)
+            .join(newest, and_(runs.c.table_name == newest.c.table_name, runs.c.job == newest.c.job, runs.c.started_at_ms == newest.c.started))
+            .where(runs.c.status != SKIPPED)
+            .order_by(runs.c.table_name, runs.c.job, runs.c.run_id)
+        )
+        with unavailable_as_error(), self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        seen: set[tuple[str, str]] = set()
+        out = []
+        for r in rows:  # two runs started in the same millisecond: keep one
+            if (r.table_name, r.job) not in seen:
+                seen.add((r.table_name, r.job))
+                out.append(_record(r, light=True))
+        return out
+
+
+def _record(r: Any, *, light: bool = False) -> RunRecord:
+    return RunRecord(
+        run_id=r.run_id,
+        table=r.table_name,
+        job=r.job,
+        status=r.status,
+        holder_id=r.holder_id,
+        lease_epoch=r.lease_epoch,
+        started_at_ms=int(r.started_at_ms),
+        ended_at_ms=r.ended_at_ms,
+        snapshot_id=r.snapshot_id,
+        counters={} if light or not r.counters else json.loads(r.counters),
+        error=r.error,
+        health=None if light else _json_object(r.health),
+    )
+
+
+def _json_object(text: str | None) -> dict[str, Any] | None:
+    if not text:
+        return None
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None

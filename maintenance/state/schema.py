@@ -46,5 +46,8 @@ class RunRow(Base):
     snapshot_id: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     counters: Mapped[str | None] = mapped_column(Text, nullable=True)  # JSON object
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # JSON object: the table's health counters when the run ended (migration 0002); NULL when
+    # they could not be read, and for runs recorded before it.
+    health: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __table_args__ = (Index("ix_icemaint_runs_table_started", "table_name", "started_at_ms"),)

@@ -1,76 +1,96 @@
 """The Spark side of CONVERT: find the rows each equality delete deletes, write their positions.
 
-Data files are read as they are on disk, by Parquet field id (so renamed key columns still
-match), with each row's position (`_metadata.row_index`) and without applying any delete:
-a table scan would hide exactly the rows an equality delete deletes. Keys are joined with
-NULL-safe equality under the sequence-number rule. Small delete sets are broadcast, large
-ones shuffled. Nothing but counters reaches the driver: position deletes are written by
-the executors, one file per (sequence number, partition), sorted by path and position.
+Data files are read as they are on disk through Iceberg's own reader, with no delete
+applied (`spark.raw_rows`): each row comes with its file, exactly as the table spells it,
+and its position, and old files are read with their own types (a key promoted from int to
+long still matches). Equality delete files are read the same way. Keys are joined with
+NULL-safe equality, restricted by the exact scope rule of `maintenance.table.deletes`
+(a lower data sequence number, and the same partition unless the delete is global).
+Small delete sets are broadcast, large ones shuffled. Nothing but counters reaches the
+driver: the executors write the positions, deduplicated and sorted by path and position,
+one file per partition of the data files they point at (more only past the target size).
+
+Every file is read once: the delete side is cached when it is counted, and the data
+side's rows are counted by an observation on the same pass that writes the positions.
+
+Why one file per partition keeps what every delete applies to (see `commit.py` for the
+sequence number it takes): a position names exactly one row of exactly one data file, so
+combining positions found for different equality deletes cannot make any of them apply to
+another row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyiceberg.schema import Schema
-from pyiceberg.types import (
-    BinaryType,
-    BooleanType,
-    DateType,
-    DecimalType,
-    DoubleType,
-    FloatType,
-    IcebergType,
-    IntegerType,
-    LongType,
-    StringType,
-    TimestampType,
-    TimestamptzType,
-)
+from pyiceberg.types import DoubleType, FloatType, PrimitiveType, StructType
 
-from maintenance.errors import UsageError
+from maintenance.errors import SparkJobError, UsageError
 from maintenance.jobs.convert.plan import ConvertPlan
-from maintenance.jobs.files import FileRef, PartitionKey
-from maintenance.spark.file_rows import FIELD_ID, check_complete, observed, read_file_rows, row_counts
 from maintenance.spark.errors import java_errors
+from maintenance.spark.file_rows import check_complete, observed, row_counts
+from maintenance.spark.jvm import JavaObject
 from maintenance.spark.position_delete_writer import write_position_deletes
+from maintenance.spark.raw_rows import raw_rows
+from maintenance.table.files import PartitionKey, TableFile
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
-    from pyspark.sql.types import DataType
 
 BROADCAST_DELETE_BYTES = 64 * 1024 * 1024
+POSITION_BYTES_ON_DISK = 8  # a sorted (path, position) entry, dictionary-encoded path: for the file size bound
 
 
 @dataclass
 class ScanResult:
-    output_dir: str
-    partitions: list[PartitionKey]  # index = the partition id in output folder names
+    partitions: list[PartitionKey]  # index = the partition id of an output group (the data files' partition)
+    written: dict[int, list[str]]  # partition id -> position delete files
     data_rows_read: int
     delete_rows_read: int
-    positions_written: int
 
 
-def spark_type(iceberg_type: IcebergType) -> DataType:
-    from pyspark.sql import types as T
+def key_column(schema: Schema, field_id: int) -> tuple[str, ...]:
+    """The column path of an equality field (nested keys live in structs), checked to be a
+    type whose equality Spark and Iceberg agree on."""
+    path = _path_to(schema.as_struct(), field_id)
+    if path is None:
+        raise UsageError(f"equality field id {field_id} is not in the table's current schema")
+    leaf = schema.find_field(field_id)
+    if not isinstance(leaf.field_type, PrimitiveType):
+        raise UsageError(f"CONVERT cannot use the key column {'.'.join(path)} of type {leaf.field_type}")
+    if isinstance(leaf.field_type, (FloatType, DoubleType)):
+        # Iceberg matches -0.0 and 0.0 as different keys and Spark's join as equal: refuse
+        # rather than guess; MERGE applies such deletes with Iceberg's own reader.
+        raise UsageError(f"CONVERT does not convert equality deletes on the floating-point column {'.'.join(path)}; use MERGE")
+    return path
 
-    simple = {
-        BooleanType: T.BooleanType(), IntegerType: T.IntegerType(), LongType: T.LongType(), FloatType: T.FloatType(),
-        DoubleType: T.DoubleType(), StringType: T.StringType(), DateType: T.DateType(), BinaryType: T.BinaryType(),
-        TimestamptzType: T.TimestampType(), TimestampType: T.TimestampNTZType(),
-    }
-    for kind, spark in simple.items():
-        if isinstance(iceberg_type, kind):
-            return spark
-    if isinstance(iceberg_type, DecimalType):
-        return T.DecimalType(iceberg_type.precision, iceberg_type.scale)
-    raise UsageError(f"CONVERT does not support equality keys of type {iceberg_type}")
+
+def _path_to(struct: StructType, field_id: int) -> tuple[str, ...] | None:
+    for child in struct.fields:
+        if child.field_id == field_id:
+            return (child.name,)
+        if isinstance(child.field_type, StructType):
+            below = _path_to(child.field_type, field_id)
+            if below is not None:
+                return (child.name, *below)
+    return None
 
 
-def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, output_dir: str) -> ScanResult:
-    """Run the join and write position deletes under `output_dir`/grp=<seq>_<partition id>/."""
+def find_positions(
+    spark: SparkSession,
+    table: JavaObject,
+    plan: ConvertPlan,
+    schema: Schema,
+    java_targets: dict[str, JavaObject],
+    java_deletes: dict[str, JavaObject],
+    output_dir: str,
+    target_size: int,
+) -> ScanResult:
+    """Run the join and write position deletes under `output_dir`, one folder per partition."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
@@ -80,84 +100,82 @@ def find_positions(spark: SparkSession, plan: ConvertPlan, schema: Schema, outpu
 
     results: list[DataFrame] = []
     observations: list[tuple[Observation, DataFrame, int]] = []
+    cached: list[DataFrame] = []
     delete_rows = 0
-    with java_errors("CONVERT scan"):
+    with java_errors("CONVERT scan"), ExitStack() as reads:
         for field_ids in sorted({d.equality_ids for d in plan.deletes}):
             deletes = [d for d in plan.deletes if d.equality_ids == field_ids]
-            targets = _targets_of(plan, deletes)
+            paths = {d.path for d in deletes}
+            targets = [t for t in plan.targets if paths.intersection(plan.applies_to.get(t.path, ()))]
             if not targets:
                 continue
-            keys = [f"k{fid}" for fid in field_ids]
-            key_schema = _key_schema(schema, field_ids)
+            columns = [(f"k{fid}", key_column(schema, fid)) for fid in field_ids]
+            data_raw = reads.enter_context(raw_rows(spark, table, [java_targets[t.path] for t in targets]))
+            delete_raw = reads.enter_context(raw_rows(spark, table, [java_deletes[d.path] for d in deletes], delete_files=True))
+            unobserved = _tagged(spark, data_raw, columns, targets, partitions, "d", plan, with_position=True)
             data_obs = Observation()
-            unobserved = _rows(spark, targets, key_schema, "d", partitions)
-            data = unobserved.observe(data_obs, F.count(F.lit(1)).alias("rows"), F.count("d_idx").alias("mapped"))
-            removed = _rows(spark, deletes, key_schema, "e", partitions)
+            data = unobserved.observe(data_obs, F.count(F.lit(1)).alias("rows"), F.count("d_seq").alias("mapped"))
             # The delete side is small and may be broadcast (where observed metrics are not
-            # delivered): count it on its own.
-            delete_counts = row_counts(removed, "e_idx")
+            # delivered): it is cached, counted, and the join reads the cache.
+            removed = _tagged(spark, delete_raw, columns, deletes, partitions, "e", plan, with_position=False).cache()
+            cached.append(removed)
+            delete_counts = row_counts(removed, "e_seq")
             check_complete("equality delete", delete_counts, sum(d.records for d in deletes))
             delete_rows += delete_counts["rows"]
             if sum(d.size for d in deletes) <= BROADCAST_DELETE_BYTES:
                 removed = F.broadcast(removed)
-            condition = _null_safe_equal(data, removed, keys) & (data.d_seq < removed.e_seq) & (removed.e_global | (data.d_part == removed.e_part))
-            matched = data.join(removed, condition, "inner").select(
-                F.concat_ws("_", removed.e_seq.cast("string"), data.d_part.cast("string")).alias("grp"),
-                data.d_path.alias("file_path"),
-                data.pos.alias("pos"),
-            )
+            condition = _null_safe_equal(data, removed, [name for name, _ in columns])
+            condition = condition & (data.d_seq < removed.e_seq) & (removed.e_global | (data.d_part == removed.e_part))
+            matched = data.join(removed, condition, "inner").select(data.d_part.alias("part"), data.d_path.alias("file_path"), data.pos.alias("pos"))
             results.append(matched)
             observations.append((data_obs, unobserved, sum(t.records for t in targets)))
 
         if not results:
-            return ScanResult(output_dir, list(partitions), 0, delete_rows, 0)
-        written = Observation()
+            return ScanResult(list(partitions), {}, 0, delete_rows)
         union = results[0]
         for more in results[1:]:
             union = union.unionByName(more)
-        positions = union.distinct().observe(written, F.count(F.lit(1)).alias("rows"))
-        write_position_deletes(positions, "grp", output_dir)
+        records_per_file = max(1, target_size // POSITION_BYTES_ON_DISK)
+        written = write_position_deletes(union, "part", output_dir, max_records_per_file=records_per_file, deduplicate=True)
 
         data_rows = 0
         for data_obs, unobserved, data_expected in observations:
-            counts = observed(data_obs, lambda frame=unobserved: row_counts(frame, "d_idx"))
+            counts = observed(data_obs, lambda frame=unobserved: row_counts(frame, "d_seq"))
             check_complete("data", counts, data_expected)
             data_rows += counts["rows"]
-        positions_written = observed(written, lambda: {"rows": union.distinct().count()})["rows"]
-    return ScanResult(output_dir, list(partitions), data_rows, delete_rows, int(positions_written))
+    for frame in cached:
+        frame.unpersist()
+    return ScanResult(list(partitions), {int(part): files for part, files in written.items()}, data_rows, delete_rows)
 
 
-def _targets_of(plan: ConvertPlan, deletes: Sequence[FileRef]) -> list[FileRef]:
-    paths = {p for d in deletes for p in plan.candidates[d.path]}
-    return [t for t in plan.targets if t.path in paths]
-
-
-def _key_schema(schema: Schema, field_ids: Sequence[int]):  # type: ignore[no-untyped-def]
+def _tagged(
+    spark: SparkSession,
+    raw: DataFrame,
+    columns: Sequence[tuple[str, tuple[str, ...]]],
+    files: Sequence[TableFile],
+    partitions: dict[PartitionKey, int],
+    prefix: str,
+    plan: ConvertPlan,
+    *,
+    with_position: bool,
+) -> DataFrame:
+    """Key columns of the rows with their file's attributes (columns prefixed d_ or e_); a
+    row whose file is not among `files` gets NULL attributes, which the row counts catch."""
+    from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    return T.StructType(
-        [T.StructField(f"k{fid}", spark_type(schema.find_field(fid).field_type), True, {FIELD_ID: fid}) for fid in field_ids]
-    )
-
-
-def _rows(spark: SparkSession, files: Sequence[FileRef], key_schema, prefix: str, partitions: dict[PartitionKey, int]) -> DataFrame:  # type: ignore[no-untyped-def]
-    """Key columns of the files with their attributes, columns prefixed d_ (data, with pos) or e_."""
-    from pyspark.sql import types as T
-
-    prefixed = T.StructType([T.StructField(f"{prefix}_{f.name}", f.dataType, True, f.metadata) for f in key_schema.fields])
-    return read_file_rows(
-        spark,
-        [f.path for f in files],
-        prefixed,
-        index=f"{prefix}_idx",
-        attributes=[(i, f.path, f.seq, partitions[f.partition_key], getattr(f, "is_global", False)) for i, f in enumerate(files)],
-        attribute_schema=T.StructType([
-            T.StructField(f"{prefix}_idx", T.IntegerType()), T.StructField(f"{prefix}_path", T.StringType()),
-            T.StructField(f"{prefix}_seq", T.LongType()), T.StructField(f"{prefix}_part", T.IntegerType()),
-            T.StructField(f"{prefix}_global", T.BooleanType()),
+    selected = [F.col(".".join(f"`{part}`" for part in path)).alias(f"{prefix}_{name}") for name, path in columns]
+    selected.append(F.col("_file").alias(f"{prefix}_path"))
+    if with_position:
+        selected.append(F.col("_pos").alias("pos"))
+    attributes = spark.createDataFrame(
+        [(f.path, f.seq, partitions[f.partition_key], f.path in plan.global_deletes) for f in files],
+        T.StructType([
+            T.StructField(f"{prefix}_path", T.StringType()), T.StructField(f"{prefix}_seq", T.LongType()),
+            T.StructField(f"{prefix}_part", T.IntegerType()), T.StructField(f"{prefix}_global", T.BooleanType()),
         ]),
-        with_position=prefix == "d",
     )
+    return raw.select(*selected).join(F.broadcast(attributes), f"{prefix}_path", "left")
 
 
 def _null_safe_equal(data: DataFrame, removed: DataFrame, keys: Sequence[str]) -> Column:
@@ -165,5 +183,7 @@ def _null_safe_equal(data: DataFrame, removed: DataFrame, keys: Sequence[str]) -
     for key in keys:
         term = data[f"d_{key}"].eqNullSafe(removed[f"e_{key}"])
         condition = term if condition is None else condition & term
-    assert condition is not None
+    if condition is None:
+        raise SparkJobError("an equality delete without equality fields cannot be converted")
     return condition
+

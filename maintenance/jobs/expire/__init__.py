@@ -1,0 +1,17 @@
+"""EXPIRE: remove old snapshots (keeping branches, tags and writers' resume points) and the
+files only they referenced."""
+
+from maintenance.jobs.expire import plan, run
+from maintenance.jobs.expire.options import ExpireOptions
+from maintenance.jobs.spec import JobSpec
+
+SPEC = JobSpec(
+    name="expire",
+    summary="EXPIRE old snapshots, delete the files only they used and old metadata.json versions.",
+    options=ExpireOptions,
+    plan=plan.plan,
+    run=run.run,
+    estimate=run.estimate,
+    formats=(1, 2, 3),
+    publishes_snapshots=False,
+)

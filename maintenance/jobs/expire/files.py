@@ -15,9 +15,12 @@ from pyiceberg.io import FileIO
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 
-from maintenance.listing import ListedFile
-from maintenance.paths import normalise
-from maintenance.reachable import content_paths, manifests_of
+from pyiceberg.table import Table
+
+from maintenance.table.listing import ListedFile, list_location
+from maintenance.table.paths import normalise
+from maintenance.table.files import read_manifest
+from maintenance.table.references import content_paths, manifests_of
 
 _METADATA_VERSION = re.compile(r"^(?:(?P<n>\d+)-[^/]+|v(?P<v>\d+))(?:\.gz)?\.metadata\.json(?:\.gz)?$")
 
@@ -45,7 +48,7 @@ def files_of_expired(io: FileIO, before: TableMetadata, expired: list[Snapshot],
     if gone:
         spelled = {}
         for manifest in gone.values():
-            for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
+            for entry in read_manifest(io, manifest, discard_deleted=True):
                 spelled.setdefault(normalise(entry.data_file.file_path), entry.data_file.file_path)
         still_live = content_paths(io, retained_manifests.values(), live_only=True)
         content = sorted(path for key, path in spelled.items() if key not in still_live)
@@ -61,6 +64,12 @@ def files_of_expired(io: FileIO, before: TableMetadata, expired: list[Snapshot],
         content_files=content,
         statistics_files=sorted(set(statistics)),
     )
+
+
+def old_metadata_versions(table: Table) -> list[str]:
+    """metadata.json files of the table older than every version its metadata still lists."""
+    folder = table.metadata_location.rsplit("/", 1)[0]
+    return [f.location for f in old_metadata_files(list_location(table.io, folder), table.metadata, table.metadata_location)]
 
 
 def old_metadata_files(listing: list[ListedFile], metadata: TableMetadata, metadata_location: str) -> list[ListedFile]:

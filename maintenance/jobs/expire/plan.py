@@ -17,54 +17,70 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from typing import Any
+
+from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import SnapshotRef, SnapshotRefType
 from pyiceberg.table.snapshots import Snapshot
 
 from maintenance.errors import UsageError
+from maintenance.jobs.expire.options import ExpireOptions
+from maintenance.jobs.spec import PlanInput
 
 MAX_SNAPSHOT_AGE_PROPERTY = "history.expire.max-snapshot-age-ms"
 MIN_SNAPSHOTS_PROPERTY = "history.expire.min-snapshots-to-keep"
 MAX_REF_AGE_PROPERTY = "history.expire.max-ref-age-ms"
 DEFAULT_MAX_SNAPSHOT_AGE_MS = 5 * 24 * 3600 * 1000  # Iceberg's default
 DEFAULT_MIN_SNAPSHOTS = 1
-DEFAULT_CHECKPOINT_KEYS = ("flink.max-committed-checkpoint-id",)
 MAIN = "main"
-
-
-@dataclass(frozen=True)
-class Retention:
-    """What the policy or command line says; None means the table's property, then Iceberg's default."""
-
-    max_snapshot_age_ms: int | None = None
-    min_snapshots_to_keep: int | None = None
-    checkpoint_keys: tuple[str, ...] = DEFAULT_CHECKPOINT_KEYS
-
-    def __post_init__(self) -> None:
-        if self.min_snapshots_to_keep is not None and self.min_snapshots_to_keep < 1:
-            raise UsageError("min snapshots to keep must be at least 1")
-        if self.max_snapshot_age_ms is not None and self.max_snapshot_age_ms < 0:
-            raise UsageError("max snapshot age cannot be negative")
 
 
 @dataclass
 class ExpiryPlan:
+    snapshot_id: int | None  # the current snapshot when planned
     snapshot_ids: list[int]  # to expire, oldest first
     refs_to_remove: list[str]
     refs: dict[str, int]  # every ref the plan was made against: name -> snapshot id
     kept_for_checkpoints: dict[str, int] = field(default_factory=dict)  # key -> newest carrier
     max_snapshot_age_ms: int = DEFAULT_MAX_SNAPSHOT_AGE_MS
     min_snapshots_to_keep: int = DEFAULT_MIN_SNAPSHOTS
+    options: ExpireOptions = field(default_factory=ExpireOptions)
+    old_metadata: list[str] = field(default_factory=list)  # metadata.json versions older than the log
+    table: Table | None = field(default=None, repr=False, compare=False)  # to list what a dry run would delete
 
     @property
     def empty(self) -> bool:
-        return not self.snapshot_ids and not self.refs_to_remove
+        return not self.snapshot_ids and not self.refs_to_remove and not self.old_metadata
+
+    def counters(self, detail: bool = False) -> dict[str, Any]:
+        planned = {"snapshots_planned": len(self.snapshot_ids), "checkpoint_snapshots_kept": len(self.kept_for_checkpoints),
+                   "checkpoint_snapshot_ids": self.kept_for_checkpoints}
+        if not detail or self.empty or self.table is None:
+            return planned
+        from maintenance.jobs.expire.run import files_to_delete  # a dry run says what it would delete
+
+        expired = [s for s in self.table.metadata.snapshots if s.snapshot_id in set(self.snapshot_ids)]
+        retained = [s for s in self.table.metadata.snapshots if s.snapshot_id not in set(self.snapshot_ids)]
+        deletable = files_to_delete(self.table, self.table, expired, retained)
+        return {**planned, **deletable.counters(), "snapshot_ids_to_expire": self.snapshot_ids, "would_delete": deletable.paths}
 
 
-def plan_expiry(metadata: TableMetadata, retention: Retention, now_ms: int) -> ExpiryPlan:
+def plan(inputs: PlanInput, options: ExpireOptions) -> ExpiryPlan:
+    """The snapshots to expire, from the metadata; and the metadata.json versions older than
+    the log still lists (one listing of the metadata folder), which expiry deletes too."""
+    from maintenance.jobs.expire.files import old_metadata_versions
+
+    expiry = plan_expiry(inputs.table.metadata, options, inputs.now_ms)
+    expiry.table = inputs.table
+    expiry.old_metadata = old_metadata_versions(inputs.table)
+    return expiry
+
+
+def plan_expiry(metadata: TableMetadata, options: ExpireOptions, now_ms: int) -> ExpiryPlan:
     props = metadata.properties
-    max_age = retention.max_snapshot_age_ms if retention.max_snapshot_age_ms is not None else _int(props, MAX_SNAPSHOT_AGE_PROPERTY, DEFAULT_MAX_SNAPSHOT_AGE_MS)
-    min_keep = retention.min_snapshots_to_keep if retention.min_snapshots_to_keep is not None else max(1, _int(props, MIN_SNAPSHOTS_PROPERTY, DEFAULT_MIN_SNAPSHOTS))
+    max_age = int(options.max_snapshot_age * 1000) if options.max_snapshot_age is not None else _int(props, MAX_SNAPSHOT_AGE_PROPERTY, DEFAULT_MAX_SNAPSHOT_AGE_MS)
+    min_keep = options.min_snapshots_to_keep if options.min_snapshots_to_keep is not None else max(1, _int(props, MIN_SNAPSHOTS_PROPERTY, DEFAULT_MIN_SNAPSHOTS))
     max_ref_age = _int(props, MAX_REF_AGE_PROPERTY, None)
     by_id = {s.snapshot_id: s for s in metadata.snapshots}
 
@@ -85,21 +101,23 @@ def plan_expiry(metadata: TableMetadata, retention: Retention, now_ms: int) -> E
                 retained.add(snapshot.snapshot_id)
             else:
                 break
-        retained.update(_chain_to_checkpoints(chain, retention.checkpoint_keys))
+        retained.update(_chain_to_checkpoints(chain, options.all_checkpoint_keys))
     retained.update(s.snapshot_id for s in metadata.snapshots if s.snapshot_id not in reachable and s.timestamp_ms >= now_ms - max_age)
 
-    newest = _newest_carriers(metadata.snapshots, retention.checkpoint_keys)
+    newest = _newest_carriers(metadata.snapshots, options.all_checkpoint_keys)
     retained.update(newest.values())
     if metadata.current_snapshot_id is not None:
         retained.add(metadata.current_snapshot_id)
     expire = sorted((s for s in metadata.snapshots if s.snapshot_id not in retained), key=lambda s: (s.timestamp_ms, s.sequence_number or 0))
     return ExpiryPlan(
+        snapshot_id=metadata.current_snapshot_id,
         snapshot_ids=[s.snapshot_id for s in expire],
         refs_to_remove=sorted(set(metadata.refs) - set(kept_refs)),
         refs={name: ref.snapshot_id for name, ref in metadata.refs.items()},
         kept_for_checkpoints=newest,
         max_snapshot_age_ms=max_age,
         min_snapshots_to_keep=min_keep,
+        options=options,
     )
 
 

@@ -1,1 +1,14 @@
 """MERGE: apply deletes into data files and drop the delete files, sequence numbers kept."""
+
+from maintenance.jobs.merge import plan, run
+from maintenance.jobs.merge.options import MergeOptions
+from maintenance.jobs.spec import JobSpec
+
+SPEC = JobSpec(
+    name="merge",
+    summary="MERGE deletes into data files and drop the delete files, sequence numbers kept (a Spark job).",
+    options=MergeOptions,
+    plan=plan.plan,
+    run=run.run,
+    estimate=run.estimate,
+)

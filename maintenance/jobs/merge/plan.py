@@ -1,77 +1,74 @@
 """MERGE planning from metadata: the delete files to eliminate and every data file they touch.
 
-A delete file can be dropped only when every live data file it may apply to is rewritten
-with it applied. Equality deletes reach the files CONVERT's planner finds (partition or
-global, lower sequence numbers, key bounds). A position delete reaches the one data file
-its `file_path` bounds name, or else every data file of its partition (of every partition
-when its spec is unpartitioned) with a sequence number not above its own. Small data files
-of the partitions being rewritten are packed along.
+A delete file can be dropped only when every live data file it applies to is rewritten
+with it applied. The one applicability rule (`maintenance.table.deletes`, a superset of
+Iceberg's own) names those files; small data files of the partitions being rewritten are
+packed along. The rewrite itself reads through Iceberg's scan tasks, so it applies exactly
+what Iceberg applies.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from pyiceberg.conversions import from_bytes
-from pyiceberg.manifest import DataFile, DataFileContent
-from pyiceberg.table import Table
-from pyiceberg.types import StringType
+from maintenance.jobs.merge.options import MergeOptions
+from maintenance.jobs.spec import PlanInput
+from maintenance.table.deletes import DeleteIndex
+from maintenance.table.files import Content, SnapshotFiles, TableFile
 
-from maintenance.jobs.convert.plan import plan_convert
-from maintenance.jobs.files import FileRef, PartitionKey, live_file_refs
-from maintenance.position_deletes import DELETE_FILE_PATH_ID
+TARGET_SIZE_PROPERTY = "write.target-file-size-bytes"
+DEFAULT_TARGET_SIZE = 512 * 1024 * 1024
 
 
 @dataclass
 class MergePlan:
     snapshot_id: int
     sequence_number: int  # of the planning snapshot: the new data files' data sequence number
-    deletes: list[FileRef]  # every delete file to eliminate
-    targets: dict[PartitionKey, list[FileRef]]  # data files to rewrite, per partition
+    current_spec_id: int
+    deletes: list[TableFile]  # every delete file to eliminate
+    targets: list[TableFile]  # data files to rewrite
+    target_size: int = DEFAULT_TARGET_SIZE  # bytes per written file (write.target-file-size-bytes)
+    options: MergeOptions = field(default_factory=MergeOptions)  # how the run's file groups are sized, run and committed
 
     @property
     def empty(self) -> bool:
         return not self.deletes
 
-
-def _referenced_file(data_file: DataFile) -> str | None:
-    lower, upper = (data_file.lower_bounds or {}).get(DELETE_FILE_PATH_ID), (data_file.upper_bounds or {}).get(DELETE_FILE_PATH_ID)
-    return from_bytes(StringType(), lower) if lower is not None and lower == upper else None
+    def counters(self, detail: bool = False) -> dict[str, Any]:
+        return {"delete_files_planned": len(self.deletes), "data_files_planned": len(self.targets)}
 
 
-def plan_merge(table: Table, snapshot_id: int, *, partitions: Sequence[str] = (), small_file_bytes: int = 0) -> MergePlan:
-    snapshot = table.snapshot_by_id(snapshot_id)
-    assert snapshot is not None
+def plan(inputs: PlanInput, options: MergeOptions) -> MergePlan:
+    table = inputs.table
+    merge_plan = plan_merge(inputs.files, table.spec().spec_id, partitions=options.partitions, small_file_bytes=inputs.config.health.small_file_bytes)
+    merge_plan.target_size = int(table.properties.get(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
+    merge_plan.options = options
+    return merge_plan
+
+
+def plan_merge(files: SnapshotFiles, current_spec_id: int, *, partitions: Sequence[str] = (), small_file_bytes: int = 0) -> MergePlan:
     wanted = set(partitions)
-    data: dict[str, FileRef] = {}
-    by_partition: dict[PartitionKey, list[FileRef]] = defaultdict(list)
-    positions: list[tuple[FileRef, str | None]] = []
-    for ref, f in live_file_refs(table, snapshot):
-        if f.content == DataFileContent.DATA:
-            data[ref.path] = ref
-            by_partition[ref.partition_key].append(ref)
-        elif f.content == DataFileContent.POSITION_DELETES:
-            is_global = not ref.partition
-            if not (wanted and (is_global or ref.partition_path not in wanted)):
-                positions.append((ref, _referenced_file(f)))
 
-    equality = plan_convert(table, snapshot_id, partitions=partitions)
-    targets: dict[str, FileRef] = {t.path: t for t in equality.targets}
-    for delete, referenced in positions:
-        if referenced is not None:
-            if referenced in data and data[referenced].seq <= delete.seq:
-                targets[referenced] = data[referenced]
-            continue
-        scope = [r for refs in by_partition.values() for r in refs] if not delete.partition else by_partition[delete.partition_key]
-        targets.update({r.path: r for r in scope if r.seq <= delete.seq})
+    def in_scope(delete: TableFile) -> bool:
+        if not wanted:
+            return True
+        if delete.content == Content.EQUALITY_DELETES and files.is_global(delete.spec_id):
+            return False  # a global delete can only be eliminated with the whole table
+        return bool(delete.partition) and delete.partition_path in wanted
 
-    grouped: dict[PartitionKey, list[FileRef]] = defaultdict(list)
-    for ref in targets.values():
-        grouped[ref.partition_key].append(ref)
-    for key, refs in grouped.items():
-        chosen = {r.path for r in refs}
-        refs += [r for r in by_partition[key] if r.size < small_file_bytes and r.path not in chosen]
-    deletes = [*equality.deletes, *(d for d, _ in positions)]
-    return MergePlan(snapshot_id=snapshot_id, sequence_number=snapshot.sequence_number or 0, deletes=deletes, targets=dict(grouped))
+    deletes = [d for d in files.deletes if in_scope(d)]
+    index = DeleteIndex(files, deletes)
+    targets = {data.path: data for data in files.data if index.deletes_for(data)}
+    touched = {t.partition_key for t in targets.values()}
+    for data in files.data:
+        if data.partition_key in touched and data.size < small_file_bytes:
+            targets.setdefault(data.path, data)
+    return MergePlan(
+        snapshot_id=files.snapshot_id,
+        sequence_number=files.sequence_number,
+        current_spec_id=current_spec_id,
+        deletes=deletes,
+        targets=sorted(targets.values(), key=lambda f: (f.spec_id, str(f.partition), f.path)),
+    )

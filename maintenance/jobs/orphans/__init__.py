@@ -1,0 +1,18 @@
+"""ORPHANS: delete files under the table location that no metadata references."""
+
+from maintenance.jobs.orphans import plan, run
+from maintenance.jobs.orphans.options import OrphansOptions, check_margin
+from maintenance.jobs.spec import JobSpec
+
+SPEC = JobSpec(
+    name="orphans",
+    summary="Delete ORPHAN files under the table location that no metadata references.",
+    options=OrphansOptions,
+    plan=plan.plan,
+    run=run.run,
+    estimate=run.estimate,
+    formats=(1, 2, 3),
+    publishes_snapshots=False,
+    plans_from_metadata=False,
+    check_options=check_margin,
+)

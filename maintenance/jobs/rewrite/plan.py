@@ -1,69 +1,96 @@
-"""REWRITE planning from metadata: which partitions' position delete files to combine."""
+"""REWRITE planning from metadata: which position delete files to combine, where their
+entries may point, and the sequence number each combined file takes.
+
+A partition's position delete files are rewritten when there are more of them than their
+entries need at the target size (so compact partitions are left alone). Their entries are
+regrouped by the partition of the data file they point at, because that is the partition
+a combined file must live in for every entry to keep applying: a file-scoped delete
+(`referenced_data_file`) applies to its data file wherever that lies, but a combined file
+holding several paths is partition-scoped (see `maintenance.table.deletes`).
+
+Each combined file takes the highest data sequence number among the delete files whose
+entries can land in it. An entry is kept only where it applied (its data file is live,
+with a sequence number not above its delete file's, in scope), so raising the number
+makes no entry apply where it did not: an entry names exactly one data file, and every
+data file it names has a number at or below the old file's, hence the new one's.
+"""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from pyiceberg.manifest import DataFileContent, FileFormat
-from pyiceberg.table import Table
-
-from maintenance.errors import UsageError
-from maintenance.jobs.files import FileRef, PartitionKey, live_file_refs
+from maintenance.jobs.rewrite.options import RewriteOptions
+from maintenance.jobs.spec import PlanInput
+from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
 
 TARGET_SIZE_PROPERTY = "write.delete.target-file-size-bytes"
 DEFAULT_TARGET_SIZE = 64 * 1024 * 1024
 
 
 @dataclass
-class PartitionGroup:
-    key: PartitionKey
-    path: str
-    deletes: list[FileRef] = field(default_factory=list)
-
-    @property
-    def seq(self) -> int:
-        """The sequence number the combined files get: the highest of the files replaced."""
-        return max(d.seq for d in self.deletes)
-
-
-@dataclass
 class RewritePlan:
     snapshot_id: int
     target_size: int
-    groups: list[PartitionGroup]
-    data: list[FileRef]  # live data files of the groups' partitions
+    deletes: list[TableFile]  # position delete files to replace
+    data: list[TableFile]  # live data files their entries may point at
+    partitions: list[PartitionKey]  # output groups, numbered by position: the data files' partitions
+    sequence_numbers: list[int]  # per output group: the number its files take
+    skipped: list[PartitionKey] = field(default_factory=list)  # partitions with delete files REWRITE cannot read
 
     @property
     def empty(self) -> bool:
-        return not self.groups
+        return not self.deletes
+
+    def counters(self, detail: bool = False) -> dict[str, Any]:
+        counters = {"partitions_planned": len(self.partitions), "position_delete_files_planned": len(self.deletes)}
+        return {**counters, "partitions_skipped": len(self.skipped)} if self.skipped else counters
 
 
-def plan_rewrite(table: Table, snapshot_id: int, *, partitions: Sequence[str] = (), target_size: int | None = None) -> RewritePlan:
-    snapshot = table.snapshot_by_id(snapshot_id)
-    if snapshot is None:
-        raise UsageError(f"no snapshot {snapshot_id}")
-    target = target_size or int(table.properties.get(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
+def plan(inputs: PlanInput, options: RewriteOptions) -> RewritePlan:
+    return plan_rewrite(inputs.files, dict(inputs.table.properties), partitions=options.partitions)
+
+
+def plan_rewrite(files: SnapshotFiles, properties: dict[str, str], *, partitions: Sequence[str] = (), target_size: int | None = None) -> RewritePlan:
+    target = target_size or int(properties.get(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
     wanted = set(partitions)
-    groups: dict[PartitionKey, PartitionGroup] = {}
-    data: dict[PartitionKey, list[FileRef]] = defaultdict(list)
-    for ref, f in live_file_refs(table, snapshot):
-        if wanted and ref.partition_path not in wanted:
+    by_partition: dict[PartitionKey, list[TableFile]] = defaultdict(list)
+    for delete in files.position_deletes:
+        if wanted and delete.partition_path not in wanted:
             continue
-        if f.content == DataFileContent.POSITION_DELETES:
-            if f.file_format != FileFormat.PARQUET:
-                raise UsageError(f"REWRITE reads Parquet delete files only; {ref.path} is {f.file_format.name}")
-            groups.setdefault(ref.partition_key, PartitionGroup(ref.partition_key, ref.partition_path)).deletes.append(ref)
-        elif f.content == DataFileContent.DATA:
-            data[ref.partition_key].append(ref)
-    # A partition is worth rewriting when it has more position delete files than its
-    # entries need at the target size (so already-compact partitions are left alone).
-    chosen = [g for g in groups.values() if len(g.deletes) > max(1, -(-sum(d.size for d in g.deletes) // target))]
-    # Entries point at data files of their own partition, except those of an unpartitioned
-    # spec, which may point anywhere (after partition spec evolution).
-    if any(not g.key[1] for g in chosen):
-        candidates = [ref for refs in data.values() for ref in refs]
-    else:
-        candidates = [ref for g in chosen for ref in data.get(g.key, [])]
-    return RewritePlan(snapshot_id=snapshot_id, target_size=target, groups=sorted(chosen, key=lambda g: g.path), data=candidates)
+        by_partition[delete.partition_key].append(delete)
+    # REWRITE reads Parquet delete files only: a partition with another format (Spark's
+    # write.delete.format.default=avro) is left as it is, the rest of the table is not.
+    skipped = [key for key, group in by_partition.items() if any(d.file_format != "PARQUET" for d in group)]
+    chosen = [
+        d for key, group in by_partition.items() if key not in skipped and len(group) > max(1, -(-sum(d.size for d in group) // target)) for d in group
+    ]
+    data_by_path = {f.path: f for f in files.data}
+    data_by_partition: dict[PartitionKey, list[TableFile]] = defaultdict(list)
+    for f in files.data:
+        data_by_partition[f.partition_key].append(f)
+
+    candidates: dict[str, TableFile] = {}
+    contributors: dict[PartitionKey, list[int]] = defaultdict(list)  # output partition -> sequence numbers landing there
+    for delete in chosen:
+        if delete.referenced_data_file is not None:
+            referenced = data_by_path.get(delete.referenced_data_file)
+            if referenced is not None:
+                candidates[referenced.path] = referenced
+                contributors[referenced.partition_key].append(delete.seq)
+            continue
+        for f in data_by_partition.get(delete.partition_key, []):
+            candidates[f.path] = f
+        contributors[delete.partition_key].append(delete.seq)
+    keys = sorted(contributors, key=lambda k: (k[0], str(k[1])))
+    return RewritePlan(
+        snapshot_id=files.snapshot_id,
+        target_size=target,
+        deletes=sorted(chosen, key=lambda d: d.path),
+        data=list(candidates.values()),
+        partitions=keys,
+        sequence_numbers=[max(contributors[k]) for k in keys],
+        skipped=skipped,
+    )

@@ -1,0 +1,56 @@
+"""Running CONVERT: find the planned deletes' positions with Spark, publish one change."""
+
+from __future__ import annotations
+
+import structlog
+
+from maintenance.jobs.context import JobContext
+from maintenance.jobs.convert.commit import convert_commit
+from maintenance.jobs.convert.plan import ConvertPlan
+from maintenance.jobs.convert.scan import find_positions, key_column
+from maintenance.jobs.outcome import COMMITTED, JobOutcome
+from maintenance.jobs.spec import SCAN_BYTES_PER_S
+from maintenance.spark.java_files import JavaFiles
+from maintenance.table.health import TableHealth
+
+log = structlog.get_logger(__name__)
+
+
+def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
+    assert ctx.metadata is not None
+    table = ctx.metadata.table
+    schema = table.schema()
+    for field_ids in {d.equality_ids for d in plan.deletes}:
+        for field_id in field_ids:
+            key_column(schema, field_id)  # an unsupported key type fails before any Spark work
+
+    fenced = ctx.table
+    java_files = JavaFiles(ctx.spark, fenced.java, plan.snapshot_id)
+    java_deletes = java_files.delete_files({d.path for d in plan.deletes})
+    java_targets = java_files.data_files({t.path for t in plan.targets})
+    log.info("converting equality deletes", deletes=len(plan.deletes), data_files=len(plan.targets), output=ctx.staging_dir)
+    scan = find_positions(ctx.spark, fenced.java, plan, schema, java_targets, java_deletes, ctx.staging_dir, plan.target_size)
+    commit = convert_commit(fenced.java, ctx.spark, plan, scan, java_deletes, java_targets)
+    ctx.progress("positions written", position_delete_files_added=commit.position_delete_files_added)
+    snapshot_id = ctx.publish(commit.change)
+    return JobOutcome(
+        COMMITTED,
+        snapshot_id=snapshot_id,
+        counters={
+            **plan.counters(),
+            "delete_files_removed": len(plan.deletes),
+            "equality_delete_files_removed": len(plan.deletes),
+            "equality_delete_records_removed": sum(d.records for d in plan.deletes),
+            "position_delete_files_added": commit.position_delete_files_added,
+            "position_delete_records_added": commit.position_delete_records_added,
+            "data_rows_read": scan.data_rows_read,
+            "bytes_written": commit.bytes_written,
+            "snapshots_published": 1,
+        },
+    )
+
+
+def estimate(health: TableHealth) -> float:
+    """Reads the key columns of the data files equality deletes may apply to."""
+    volume = sum(p.data_bytes for p in health.partitions if p.equality_delete_files)
+    return 5.0 + volume / SCAN_BYTES_PER_S

@@ -1,0 +1,143 @@
+"""The EXPIRE job: remove the snapshots retention no longer keeps, then delete the files
+only they referenced and metadata.json versions older than the table still lists.
+
+The snapshots removed are exactly the planned ones: the new metadata is built from the
+current one with `TableMetadata.Builder.removeSnapshots` (Iceberg's `ExpireSnapshots` would
+add its own age-based choices, which could take a checkpoint snapshot) and committed
+through the fence; a concurrent change of refs sends it back to planning. The files are
+computed from the metadata before and after the commit, never from the plan alone, and
+nothing outside the table location is deleted.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import structlog
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
+
+from maintenance.catalogs import load_table
+from maintenance.errors import ConflictError
+from maintenance.jobs.context import JobContext
+from maintenance.jobs.expire.files import ExpiredFiles, files_of_expired, old_metadata_versions
+from maintenance.jobs.expire.plan import ExpiryPlan, plan_expiry
+from maintenance.jobs.outcome import COMMITTED, JobOutcome
+from maintenance.table.paths import is_under
+from maintenance.spark.jvm import JavaObject, java_long, jvm
+from maintenance.table.health import TableHealth
+from maintenance.table.references import statistics_paths
+
+log = structlog.get_logger(__name__)
+PLAN_ATTEMPTS = 3
+
+
+def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
+    assert ctx.metadata is not None
+    before = ctx.metadata.table
+    ctx.before_deleting(before.metadata.current_snapshot_id)
+    for attempt in range(1, PLAN_ATTEMPTS + 1):
+        if attempt > 1:
+            before = load_table(ctx.config, ctx.ref)
+            plan = plan_expiry(before.metadata, plan.options, int(time.time() * 1000))
+        if not plan.snapshot_ids and not plan.refs_to_remove:
+            ctx.table.claim()  # old metadata versions only: claim first, so the cleanup counts the claim's version
+            break
+        try:
+            ctx.table.commit_metadata(lambda base, plan=plan: _without_expired(ctx, base, plan), "expire snapshots")
+            break
+        except ConflictError as exc:
+            if attempt == PLAN_ATTEMPTS:
+                raise
+            log.info("refs changed while expiring; planning again", reason=str(exc))
+
+    after = load_table(ctx.config, ctx.ref)
+    planned = set(plan.snapshot_ids)
+    kept_ids = {s.snapshot_id for s in after.metadata.snapshots}
+    expired = [s for s in before.metadata.snapshots if s.snapshot_id in planned and s.snapshot_id not in kept_ids]
+    deletable = files_to_delete(before, after, expired, list(after.metadata.snapshots))
+    deleted = ctx.table.delete_files(deletable.paths) if deletable.paths else 0
+    return JobOutcome(
+        COMMITTED,
+        counters={
+            **plan.counters(),
+            "snapshots_expired": len(expired),
+            "refs_removed": len(plan.refs_to_remove),
+            "snapshots_retained": len(after.metadata.snapshots),
+            **deletable.counters(),
+            "files_deleted": deleted,
+        },
+    )
+
+
+@dataclass
+class Deletable:
+    """What expiry deletes, and what it leaves because it lies outside the table."""
+
+    files: ExpiredFiles
+    old_metadata: list[str]
+    paths: list[str]  # in deletion order: content, manifests, manifest lists, statistics, old metadata
+    outside: int
+
+    def counters(self) -> dict[str, int]:
+        return {
+            "content_files_unreferenced": len(self.files.content_files),
+            "manifests_unreferenced": len(self.files.manifests),
+            "manifest_lists_unreferenced": len(self.files.manifest_lists),
+            "statistics_files_unreferenced": len(self.files.statistics_files),
+            "metadata_files_unreferenced": len(self.old_metadata),
+            "files_outside_location_kept": self.outside,
+        }
+
+
+def files_to_delete(before: Table, after: Table, expired: list[Snapshot], retained: list[Snapshot]) -> Deletable:
+    """The files only `expired` referenced (metadata `before` the expiry) that no `retained`
+    snapshot needs (`after` it), plus metadata.json versions older than `after` lists, within
+    the table location."""
+    retained_stats = statistics_paths(after.metadata, {s.snapshot_id for s in retained})
+    files = files_of_expired(before.io, before.metadata, expired, retained, retained_stats)
+    old_metadata = old_metadata_versions(after)
+    location = after.location()
+    candidates = [*files.all, *old_metadata]
+    paths = [p for p in candidates if is_under(p, location)]
+    if len(paths) < len(candidates):
+        log.warning("files of expired snapshots outside the table location are left alone", count=len(candidates) - len(paths))
+    return Deletable(files, old_metadata, paths, len(candidates) - len(paths))
+
+
+def estimate(health: TableHealth) -> float:
+    return 1.0 + health.snapshots / 200
+
+
+def _moved_forward(base: JavaObject, now: int, planned: int) -> bool:
+    """A ref that only moved forward (writers appending on it) leaves the plan valid: every
+    snapshot the plan expires is still behind what the plan keeps."""
+    snapshot = base.snapshot(now) if now != planned else None
+    while snapshot is not None:
+        parent = snapshot.parentId()
+        if parent is None:
+            return False
+        if int(parent) == planned:
+            return True
+        snapshot = base.snapshot(parent)
+    return now == planned
+
+
+def _without_expired(ctx: JobContext, base: JavaObject, plan: ExpiryPlan) -> JavaObject:
+    """The table metadata without the planned snapshots and refs, built on `base`."""
+    refs = {str(name): int(base.ref(name).snapshotId()) for name in base.refs().keySet()}
+    if set(refs) != set(plan.refs) or not all(_moved_forward(base, refs[name], planned) for name, planned in plan.refs.items()):
+        raise ConflictError("the table's branches or tags changed since planning")
+    current = base.currentSnapshot()
+    if current is not None and int(current.snapshotId()) in plan.snapshot_ids:
+        raise ConflictError("the current snapshot was planned for expiry")
+    spark = ctx.spark
+    builder = jvm(spark).org.apache.iceberg.TableMetadata.buildFrom(base)
+    for name in plan.refs_to_remove:
+        builder = builder.removeRef(name)
+    ids = jvm(spark).java.util.HashSet()
+    for snapshot_id in plan.snapshot_ids:
+        if base.snapshot(java_long(spark, snapshot_id)) is not None:
+            ids.add(java_long(spark, snapshot_id))
+    return builder.removeSnapshots(ids).build()

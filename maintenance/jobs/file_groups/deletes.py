@@ -1,0 +1,59 @@
+"""Which delete files a commit of rewritten groups may drop.
+
+A delete file may go once every live data file it applies to has been rewritten with it
+applied: the rows it deletes are then gone from the data, and it applies to nothing live.
+The new files keep the planning snapshot's data sequence number, which is at least every
+planned delete's own, so no equality delete of the plan applies to them (it needs a
+strictly lower number), and a position delete names old paths only. A delete that applies
+to no live file at planning (dangling) goes with the first commit.
+
+"Applies to" is the one rule's (`maintenance.table.deletes`), a superset of Iceberg's own:
+a delete may be kept longer than needed, never dropped early. Partial progress relies on
+this: after a commit that rewrote some of a delete's files, the delete stays, and keeps
+applying to the others only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from maintenance.table.deletes import DeleteIndex
+from maintenance.table.files import SnapshotFiles, TableFile
+
+
+def delete_reach(files: SnapshotFiles, deletes: Sequence[TableFile]) -> dict[str, set[str]]:
+    """Delete path -> every live data file path it applies to (empty: dangling)."""
+    reach: dict[str, set[str]] = {d.path: set() for d in deletes}
+    index = DeleteIndex(files, deletes)
+    for data in files.data:
+        for delete in index.deletes_for(data):
+            reach[delete.path].add(data.path)
+    return reach
+
+
+class DroppableDeletes:
+    """Tracks, across a run's commits, the deletes whose every data file has been rewritten."""
+
+    def __init__(self, reach: dict[str, set[str]]) -> None:
+        self._remaining = {path: set(data) for path, data in reach.items()}
+
+    def covered_by(self, rewritten: Iterable[str]) -> list[str]:
+        """The deletes that may go now that `rewritten` data files (cumulatively, with earlier
+        calls) are rewritten; each is returned once."""
+        done = set(rewritten)
+        ready = []
+        for path, data in list(self._remaining.items()):
+            data -= done
+            if not data:
+                ready.append(path)
+                del self._remaining[path]
+        return sorted(ready)
+
+    @property
+    def kept(self) -> list[str]:
+        return sorted(self._remaining)
+
+
+def coverable(reach: dict[str, set[str]], rewritten: set[str]) -> list[str]:
+    """The deletes a run that rewrites `rewritten` drops by its end."""
+    return sorted(path for path, data in reach.items() if data <= rewritten)

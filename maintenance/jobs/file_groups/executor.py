@@ -1,0 +1,152 @@
+"""Running a rewrite's file groups: several at once on the shared Spark session, committed every few groups.
+
+Up to `max_concurrent_groups` groups are written at the same time, each from its own
+thread (Spark schedules their jobs side by side; every thread joins the run's job group, so
+a lost lease cancels them all). Finished groups are committed from the calling thread, every
+`commit_every_groups` of them and once at the end, while the others keep writing: each
+commit is one `RewriteFiles` through `JobContext.publish` (staged and verified when the run
+verifies) that replaces those groups' files, keeps the planning snapshot's data sequence
+number, and drops the delete files whose every data file is now rewritten (`deletes`).
+
+Partial progress: when a group fails, no new group starts, the running ones finish, the
+finished ones are committed, and the run fails with the first error; what was committed
+stays (a rerun plans from the new state). Commits are independent: each replaces files no
+other commit touches, and every one validates from the planning snapshot.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+import structlog
+
+from maintenance.jobs.context import JobContext
+from maintenance.jobs.file_groups.deletes import DroppableDeletes
+from maintenance.jobs.file_groups.grouping import FileGroup
+from maintenance.jobs.file_groups.options import GroupOptions
+from maintenance.jobs.outcome import COMMITTED, JobOutcome, attach_partial
+from maintenance.jobs.publish import Change
+from maintenance.spark.errors import java_errors
+from maintenance.spark.jvm import JavaObject
+from maintenance.spark.rewrites import data_file_rewrite
+from maintenance.spark.session import make_active_in_this_thread
+from maintenance.spark.validators import Validator
+
+log = structlog.get_logger(__name__)
+
+WriteGroup = Callable[[FileGroup, list[JavaObject]], list[JavaObject]]  # (group, its scan tasks) -> new data files
+
+
+@dataclass
+class GroupRewrite:
+    """What one run rewrites: its groups, their scan tasks, and how deletes may be dropped."""
+
+    what: str  # "MERGE", "COMPACT"
+    snapshot_id: int  # planning snapshot
+    sequence_number: int  # the new files' data sequence number (the planning snapshot's)
+    groups: Sequence[FileGroup]
+    tasks: dict[str, JavaObject]  # data file path -> its scan task (with the deletes that apply)
+    java_deletes: dict[str, JavaObject]  # delete path -> its Java record, for every delete the run may drop
+    droppable: DroppableDeletes
+    validate: Validator | None = None
+
+
+@dataclass
+class _Committed:
+    snapshot_id: int | None = None
+    snapshots: int = 0
+    groups: int = 0
+    data_files_rewritten: int = 0
+    data_files_added: int = 0
+    delete_files_removed: int = 0
+    bytes_written: int = 0
+    partitions: set[Any] = field(default_factory=set)
+
+    def counters(self, planned: int) -> dict[str, Any]:
+        return {
+            "groups_planned": planned,
+            "groups_rewritten": self.groups,
+            "data_files_rewritten": self.data_files_rewritten,
+            "data_files_added": self.data_files_added,
+            "delete_files_removed": self.delete_files_removed,
+            "bytes_written": self.bytes_written,
+            "partitions_rewritten": len(self.partitions),
+            "snapshots_published": self.snapshots,
+        }
+
+
+def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write: WriteGroup) -> JobOutcome:
+    """Write every group (concurrently) and commit them in batches; the outcome of the last commit."""
+    committed = _Committed()
+    pending: list[tuple[FileGroup, list[JavaObject]]] = []
+    failure: BaseException | None = None
+    queue = list(work.groups)
+    running: dict[Future[list[JavaObject]], FileGroup] = {}
+
+    def commit_pending() -> None:
+        if pending:
+            _commit(ctx, work, pending, committed)
+            pending.clear()
+
+    with ThreadPoolExecutor(max_workers=options.max_concurrent_groups, thread_name_prefix=f"icemaint-{work.what.lower()}-group") as pool:
+        try:
+            while queue or running:
+                while queue and failure is None and len(running) < options.max_concurrent_groups:
+                    group = queue.pop(0)
+                    running[pool.submit(_write_in_run, ctx, write, group, [work.tasks[f.path] for f in group.files])] = group
+                if not running:
+                    break
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in done:
+                    group = running.pop(future)
+                    try:
+                        pending.append((group, future.result()))
+                    except BaseException as exc:  # noqa: BLE001 (the first failure is raised below, after committing what finished)
+                        failure = failure or exc
+                        log.error("file group failed", partition=str(group.key), files=len(group.files), error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                ctx.progress("groups written", groups_written=committed.groups + len(pending), groups_planned=len(work.groups))
+                if len(pending) >= options.commit_every_groups:
+                    commit_pending()
+            commit_pending()
+        except BaseException as exc:
+            # A commit failed (or we were interrupted): the groups still writing are wasted work.
+            ctx.spark.sparkContext.cancelJobGroup(ctx.run_id)
+            attach_partial(exc, JobOutcome(COMMITTED, committed.snapshot_id, committed.counters(len(work.groups))))
+            raise
+    outcome = JobOutcome(COMMITTED, committed.snapshot_id, committed.counters(len(work.groups)))
+    if failure is not None:
+        attach_partial(failure, outcome)
+        raise failure
+    return outcome
+
+
+def _write_in_run(ctx: JobContext, write: WriteGroup, group: FileGroup, tasks: list[JavaObject]) -> list[JavaObject]:
+    """One group, in a worker thread that joins the run's Spark job group."""
+    spark = ctx.spark
+    make_active_in_this_thread(spark)
+    spark.sparkContext.setJobGroup(ctx.run_id, f"icemaint {ctx.job} {ctx.ref} {threading.current_thread().name}", interruptOnCancel=True)
+    with java_errors(f"{ctx.job.upper()} rewrite of {len(tasks)} files"):
+        return write(group, tasks)
+
+
+def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup, list[JavaObject]]], committed: _Committed) -> None:
+    """One RewriteFiles for the finished groups, dropping the deletes they complete."""
+    rewritten = [work.tasks[f.path].file() for group, _ in finished for f in group.files]
+    added = [new for _, files in finished for new in files]
+    paths = [f.path for group, _ in finished for f in group.files]
+    drop = work.droppable.covered_by(paths)
+    deletes = [work.java_deletes[path] for path in drop]
+    build = data_file_rewrite(ctx.spark, work.snapshot_id, work.sequence_number, rewritten, added, deletes)
+    committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate))
+    committed.snapshots += 1
+    committed.groups += len(finished)
+    committed.data_files_rewritten += len(rewritten)
+    committed.data_files_added += len(added)
+    committed.delete_files_removed += len(deletes)
+    committed.bytes_written += sum(int(f.fileSizeInBytes()) for f in added)
+    committed.partitions.update(group.key for group, _ in finished)
+    log.info("file groups committed", groups=len(finished), snapshot_id=committed.snapshot_id, delete_files_removed=len(deletes))

@@ -1,0 +1,134 @@
+"""How data files are rewritten together: bounded groups that each become files near the target size.
+
+Files are grouped by partition (spec id and values), and a partition's files are split
+into groups of at most `max_group_bytes` (first fit, largest files first, so the groups of
+one partition come out about even). Each group is one Spark job that writes into its own
+partition. When files of an older spec take part, every target is written together into
+the current spec's partitions through a shuffle clustered by partition (`reshuffle`), in
+consecutive runs of at most `max_group_bytes`: an old file's rows spread over many new
+partitions, which the current spec's files of those partitions should share.
+
+Sizing: a group is expected to write `expected_files` files: one when it is smaller than
+the target; otherwise the count that keeps each file within 10% of the target where the
+total allows. Each read split takes about the group's bytes divided by that count and
+becomes exactly one file (the writer does not roll over within a split), not a full one
+and a small remainder. Where whole files are too big to share out evenly, rows are dealt
+out by a shuffle instead. Input bytes shrink by the rows deletes remove, so the estimate
+of the output scales the input by the live fraction of its rows.
+
+Order and budget: groups run largest first (the slowest start first, so concurrent groups
+finish together), and `within_budget` keeps groups until `max_bytes_per_run` input bytes,
+so a daemon works through a huge table over several cycles.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from maintenance.table.files import PartitionKey, TableFile
+
+MAX_OUTPUT_FACTOR = 1.4  # the writer rolls over only past this multiple of the target
+
+
+@dataclass
+class FileGroup:
+    key: PartitionKey  # the partition its files come from
+    files: list[TableFile]
+    expected_output_bytes: int
+    reshuffle: bool = False  # files of an older spec, written into the current spec's partitions
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+
+def expected_files(output_bytes: float, target: int) -> int:
+    """How many files of about `target` bytes `output_bytes` make, never one much too small."""
+    if output_bytes <= target * 1.1:
+        return 1
+    low, high = max(1, math.floor(output_bytes / target)), math.ceil(output_bytes / target)
+    # Prefer the count whose files are closest to the target, on a ratio scale.
+    return min((low, high), key=lambda n: abs(math.log(output_bytes / n / target)))
+
+
+def split_size(weights: list[int], outputs: int) -> int:
+    """Input bytes per read split, so that `outputs` splits take every file: a share of the
+    total plus the largest file, because the packer closes a split only when the next file
+    does not fit (so every split but the last holds more than a share)."""
+    return math.ceil(sum(weights) / outputs) + max(weights, default=0) + 1
+
+
+def max_output_bytes(target: int) -> int:
+    return int(target * MAX_OUTPUT_FACTOR)
+
+
+def plan_groups(targets: Sequence[TableFile], current_spec_id: int, live_fraction: dict[PartitionKey, float], *,
+                max_group_bytes: int | None = None) -> list[FileGroup]:
+    """Per partition, groups of at most `max_group_bytes` input bytes, largest group first.
+
+    When files of an older spec take part, their rows land in the current spec's
+    partitions, where the current spec's own files of those partitions are: every target
+    is then written together (in groups of at most `max_group_bytes`, partition by
+    partition), so each current partition gets files near the target instead of one
+    fragment per old partition."""
+    if any(f.spec_id != current_spec_id for f in targets):
+        ordered = sorted(targets, key=lambda f: (f.spec_id, str(f.partition), f.path))
+        return [
+            FileGroup((current_spec_id, ()), chunk, int(sum(f.size * live_fraction.get(f.partition_key, 1.0) for f in chunk)), reshuffle=True)
+            for chunk in _consecutive(ordered, max_group_bytes)
+        ]
+    by_key: dict[PartitionKey, list[TableFile]] = {}
+    for f in targets:
+        by_key.setdefault(f.partition_key, []).append(f)
+    groups = []
+    for key, files in by_key.items():
+        fraction = live_fraction.get(key, 1.0)
+        for chunk in _split(files, max_group_bytes):
+            output = sum(f.size for f in chunk) * fraction
+            groups.append(FileGroup(key, chunk, int(output)))
+    return sorted(groups, key=lambda g: (-g.input_bytes, g.key[0], str(g.key[1])))
+
+
+def within_budget(groups: Sequence[FileGroup], max_bytes: int | None) -> list[FileGroup]:
+    """The groups to run now: in order, until `max_bytes` input bytes (always at least one)."""
+    if max_bytes is None:
+        return list(groups)
+    chosen, total = [], 0
+    for group in groups:
+        if chosen and total + group.input_bytes > max_bytes:
+            continue
+        chosen.append(group)
+        total += group.input_bytes
+    return chosen
+
+
+def _consecutive(files: list[TableFile], max_bytes: int | None) -> list[list[TableFile]]:
+    """Files in their order, cut into runs of at most `max_bytes` (a larger file is alone)."""
+    runs: list[list[TableFile]] = [[]]
+    total = 0
+    for f in files:
+        if runs[-1] and max_bytes is not None and total + f.size > max_bytes:
+            runs.append([])
+            total = 0
+        runs[-1].append(f)
+        total += f.size
+    return [run for run in runs if run]
+
+
+def _split(files: list[TableFile], max_bytes: int | None) -> list[list[TableFile]]:
+    """First fit decreasing into bins of `max_bytes` (a file larger than that is alone)."""
+    if max_bytes is None or sum(f.size for f in files) <= max_bytes:
+        return [sorted(files, key=lambda f: f.path)]
+    used: list[int] = []
+    members: list[list[TableFile]] = []
+    for f in sorted(files, key=lambda f: (-f.size, f.path)):
+        index = next((i for i, size in enumerate(used) if size + f.size <= max_bytes), None)
+        if index is None:
+            used.append(0)
+            members.append([])
+            index = len(used) - 1
+        used[index] += f.size
+        members[index].append(f)
+    return [sorted(group, key=lambda f: f.path) for group in members]

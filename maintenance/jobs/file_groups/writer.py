@@ -1,0 +1,85 @@
+"""One file group rewritten: read through Iceberg (every delete applied), written toward the target size.
+
+The group's files are read from exactly their planned scan tasks, staged with Iceberg's
+`ScanTaskSetManager`, and written back through Iceberg's rewrite coordinator: nothing is
+committed by the write; the new files are handed back for the executor's commit.
+
+- **bin-pack** (no ordering): each read split is sized to become one file near the target
+  (see `grouping`), so nothing is shuffled; where whole files are too big to share out
+  evenly, rows are dealt out by a round-robin shuffle instead.
+- **ordered** (sort, z-order): rows are range-partitioned by the ordering's keys into the
+  expected number of files and sorted within each, so every file holds one key range.
+- A group of an older spec's files is written into the current spec: Iceberg's writer
+  clusters its rows by the current partitioning (a hash shuffle), or, when ordered, takes
+  them in key order with one open file per partition (fanout).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING, Protocol
+
+from maintenance.jobs.file_groups.grouping import FileGroup, expected_files, max_output_bytes, split_size
+from maintenance.spark.jvm import JavaObject, jvm, static_call
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+COARSE_FILE_SHARE = 0.2  # a group whose files are this big next to a split is shuffled to size
+
+
+class Ordering(Protocol):
+    """How rows are ordered within the files a group writes."""
+
+    name: str  # "sort", "zorder": for logs and counters
+
+    def keys(self, frame: DataFrame, group: FileGroup) -> list[Column]:
+        """The sort keys for this group's rows (they may depend on its files' bounds)."""
+        ...
+
+
+def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, tasks: list[JavaObject], *, target_size: int, output_spec_id: int,
+                  ordering: Ordering | None = None) -> list[JavaObject]:
+    """Read the tasks (deletes applied) and write them toward the target size; returns the
+    new data files, uncommitted."""
+    group_id = str(uuid.uuid4())
+    staged = jvm(spark).java.util.ArrayList()
+    for task in tasks:
+        staged.add(task)
+    cache, manager, coordinator = (static_call(spark, f"org.apache.iceberg.spark.{name}", "get") for name in ("SparkTableCache", "ScanTaskSetManager", "FileRewriteCoordinator"))
+    weights = [int(task.sizeBytes()) for task in tasks]  # what Iceberg packs by: data plus its deletes
+    outputs = expected_files(group.expected_output_bytes, target_size)
+    split = split_size(weights, outputs)
+    try:
+        cache.add(group_id, table)
+        manager.stageTasks(table, group_id, staged)
+        reader = spark.read.format("iceberg").option("scan-task-set-id", group_id).option("file-open-cost", "0")
+        writer_options = {"rewritten-file-scan-task-set-id": group_id, "output-spec-id": str(output_spec_id)}
+        if ordering is not None:
+            frame = reader.load(group_id)
+            keys = ordering.keys(frame, group)
+            frame = frame.repartitionByRange(outputs, *keys).sortWithinPartitions(*keys)
+            writer_options.update({"target-file-size-bytes": str(max_output_bytes(target_size)), "distribution-mode": "none", "fanout-enabled": "true"})
+        else:
+            coarse = outputs > 1 and max(weights) > COARSE_FILE_SHARE * split
+            frame = reader.option("split-size", str(sum(weights) + 1 if coarse else split)).load(group_id)
+            if coarse and not group.reshuffle:
+                frame = frame.repartition(outputs)  # whole files cannot be packed evenly: deal rows out
+            writer_options.update({
+                "target-file-size-bytes": str(_rolling_size(group, split, target_size)),
+                "distribution-mode": "hash" if group.reshuffle else "none",
+            })
+        frame.write.format("iceberg").options(**writer_options).mode("append").save(group_id)
+        return list(coordinator.fetchNewFiles(table, group_id))
+    finally:
+        cache.remove(group_id)
+        manager.removeTasks(table, group_id)
+        coordinator.clearRewrite(table, group_id)
+
+
+def _rolling_size(group: FileGroup, split: int, target_size: int) -> int:
+    """When the writer may start a new file. Parquet's writer measures a row group it still
+    buffers before compression, so for small targets it rolls over far too early: where each
+    read split is sized to be one file, rolling is kept out of the way (four times the split);
+    a shuffled group relies on it, at 1.4x the target."""
+    return max_output_bytes(target_size) if group.reshuffle else max(max_output_bytes(target_size), 4 * split)

@@ -1,0 +1,22 @@
+"""ORPHANS' options, and the one rule for its age margin."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from maintenance.jobs.options import DURATION, FLAG, OptionCheckError, option
+
+MIN_OLDER_THAN_S = 3600
+
+
+@dataclass(frozen=True)
+class OrphansOptions:
+    older_than: float = option(3 * 24 * 3600.0, DURATION, "Only files last modified longer ago than this are deleted.")
+    force: bool = option(False, FLAG, "Allow a margin below 1 hour (command line only).", policy_key=False)
+
+
+def check_margin(options: OrphansOptions, dry_run: bool) -> None:
+    """Below an hour a write in progress may look orphaned: refused unless forced on the
+    command line (a dry run, which deletes nothing, may look; a policy cannot force it)."""
+    if options.older_than < MIN_OLDER_THAN_S and not (options.force or dry_run):
+        raise OptionCheckError("older_than", f"an orphan age margin of {options.older_than:g}s is below 1 hour and could delete files of writes in progress", "use --force")

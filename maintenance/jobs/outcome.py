@@ -1,0 +1,68 @@
+"""What a job returns, and what the CLI and the run history report (the README's CLI reference lists the fields)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from maintenance.state.runs import COMMITTED, FAILED, FENCED, NOOP, SKIPPED
+
+JOB_STATUSES = (COMMITTED, NOOP, SKIPPED, FENCED, FAILED)  # how a job ends (a run may also be running or abandoned)
+Counters = dict[str, Any]
+
+
+@dataclass
+class JobOutcome:
+    """A job body's own report: committed or noop, the new snapshot, its counters."""
+
+    status: str
+    snapshot_id: int | None = None
+    counters: Counters = field(default_factory=dict)
+
+
+def attach_partial(exc: BaseException, outcome: JobOutcome) -> None:
+    """Record on a job's error what it committed before failing (partial progress), so the
+    run's result still names the snapshot it left current and what it did."""
+    exc.icemaint_partial_outcome = outcome  # type: ignore[attr-defined]
+
+
+def partial_outcome(exc: BaseException) -> JobOutcome | None:
+    return getattr(exc, "icemaint_partial_outcome", None)
+
+
+@dataclass
+class JobResult:
+    job: str
+    table: str
+    status: str
+    run_id: str | None
+    snapshot_id: int | None = None
+    duration_s: float = 0.0
+    counters: Counters = field(default_factory=dict)
+    error: str | None = None
+    dry_run: bool = False
+    fingerprint_before: str | None = None
+    fingerprint_after: str | None = None
+    content_verified: bool | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (COMMITTED, NOOP, SKIPPED)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "job": self.job,
+            "table": self.table,
+            "status": self.status,
+            "run_id": self.run_id,
+            "snapshot_id": self.snapshot_id,
+            "duration_s": round(self.duration_s, 3),
+            **self.counters,
+        }
+        if self.dry_run:
+            out["dry_run"] = True
+        if self.error is not None:
+            out["error"] = self.error
+        if self.content_verified is not None:
+            out.update(fingerprint_before=self.fingerprint_before, fingerprint_after=self.fingerprint_after, content_verified=self.content_verified)
+        return out

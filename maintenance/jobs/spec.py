@@ -1,0 +1,112 @@
+"""The job contract: what every job is, so the rest of icemaint never special-cases one.
+
+A job is a folder under `maintenance/jobs/` whose `__init__.py` exports `SPEC`, and one
+line in `registry.py`. The spec names its typed options (one parser for policies, table
+properties and flags: `options.py`), a pure `plan` (metadata only, never Spark: the
+daemon runs it while evaluating and the job reuses it when nothing moved), a `run` that
+does the work from that plan, and a rough `estimate` for `icemaint plan`. Everything
+around them (lease, format check, planning, dry runs, staged publishing, verification,
+the run record) is the runner's, done once for all jobs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from pyiceberg.table import Table
+
+from maintenance.catalogs import TableRef
+from maintenance.config import Config
+from maintenance.jobs.options import OptionSpec, declared, parse_options
+from maintenance.table.files import SnapshotFiles, snapshot_files
+
+if TYPE_CHECKING:
+    from maintenance.jobs.context import JobContext
+    from maintenance.jobs.outcome import JobOutcome
+    from maintenance.table.health import TableHealth
+
+
+SCAN_BYTES_PER_S = 100 * 1024 * 1024  # the pace job estimates assume: one core reading Parquet
+
+
+class Plan(Protocol):
+    """What a job's planner returns: enough to run it, and to say what it would do."""
+
+    snapshot_id: int | None  # the snapshot it was made on
+
+    @property
+    def empty(self) -> bool: ...
+
+    def counters(self, detail: bool = False) -> dict[str, Any]:
+        """What the plan found; with `detail` (a dry run) also the lists of what it would do."""
+        ...
+
+
+@dataclass
+class PlanInput:
+    """What a planner may look at: the table's metadata (pyiceberg), never Spark."""
+
+    ref: TableRef
+    table: Table
+    config: Config
+    now_ms: int
+    files_hint: SnapshotFiles | None = field(default=None, repr=False)
+
+    @cached_property
+    def files(self) -> SnapshotFiles:
+        """The current snapshot's live files (read once per process and snapshot)."""
+        return self.files_hint if self.files_hint is not None else snapshot_files(self.table)
+
+
+OptionsT = TypeVar("OptionsT")
+PlanT = TypeVar("PlanT", bound=Plan)
+
+
+@dataclass(frozen=True)
+class JobSpec(Generic[OptionsT, PlanT]):
+    name: str
+    summary: str  # one line: the command's help, `icemaint jobs`
+    options: type[OptionsT]
+    plan: Callable[[PlanInput, OptionsT], PlanT]
+    run: Callable[[JobContext, PlanT], JobOutcome]
+    estimate: Callable[[TableHealth], float]  # rough seconds, for `icemaint plan`
+    formats: tuple[int, ...] = (1, 2)  # table format versions it handles; others are refused
+    publishes_snapshots: bool = True  # False: EXPIRE, ORPHANS (deletions, verified by re-reading)
+    plans_from_metadata: bool = True  # False: planning touches storage (ORPHANS lists it)
+    check_options: Callable[[OptionsT, bool], None] | None = None  # (options, dry_run): a UsageError if unfit
+
+    def option_specs(self) -> list[OptionSpec]:
+        return declared(self.options)
+
+    def parse_options(self, values: OptionsT | Mapping[str, Any] | None = None, *, source: str = "option") -> OptionsT:
+        """Options from an instance, or from raw values by field name (any source)."""
+        if isinstance(values, self.options):
+            return values
+        return parse_options(self.options, dict(values or {}), source=source)
+
+    def refusal(self, format_version: int, table: str) -> str | None:
+        """Why the job does not run on a table of this format, or None."""
+        if format_version in self.formats:
+            return None
+        supported = " and ".join(f"v{v}" for v in self.formats)
+        return f"{self.name.upper()} supports format {supported} tables; {table} is format v{format_version}"
+
+
+@dataclass(frozen=True)
+class PreparedPlan:
+    """A plan made while evaluating, reusable by the job if the table did not move."""
+
+    snapshot_id: int | None
+    options: Any
+    plan: Any
+
+
+class Progress(Protocol):
+    def __call__(self, stage: str, **counts: int) -> None: ...
+
+
+def no_progress(stage: str, **counts: int) -> None:
+    """The progress callback of runs nobody watches."""

@@ -1,0 +1,100 @@
+"""Fencing: a job whose lease was lost commits nothing and deletes nothing.
+
+Two tokens guard every effect, and both must agree at the moment of the effect:
+- the lease in the state database (holder + epoch, unexpired by the database clock);
+- the table property `icemaint.lease-epoch`, which a job writes (through the fence) before
+  its first effect on a table. A holder that took the lease over writes its higher epoch
+  there before it does anything, so the table itself rejects the old holder: every commit
+  attempt, including each compare-and-swap retry Iceberg makes, checks that the metadata it
+  builds on carries no epoch above its own (see docs/ARCHITECTURE.md).
+`keeper.LeaseKeeper` renews the lease while the job runs; when renewal fails the job's
+Spark jobs are cancelled and the fence is shut.
+"""
+
+from __future__ import annotations
+
+import structlog
+
+from maintenance.errors import IcemaintError
+from maintenance.lease.keeper import LeaseKeeper
+from maintenance.state.database import StateUnavailableError
+from maintenance.state.leases import LeaseStore
+
+log = structlog.get_logger(__name__)
+
+EPOCH_PROPERTY = "icemaint.lease-epoch"
+SUMMARY_JOB = "icemaint.job"
+SUMMARY_RUN_ID = "icemaint.run-id"
+SUMMARY_EPOCH = "icemaint.lease-epoch"
+
+
+class FencedError(IcemaintError):
+    """The lease is no longer ours: the effect was refused."""
+
+
+class Fence:
+    """The one gate every commit and every file-deletion batch of a job passes."""
+
+    def __init__(self, store: LeaseStore, keeper: LeaseKeeper, *, job: str, run_id: str) -> None:
+        self.store = store
+        self.keeper = keeper
+        self.job = job
+        self.run_id = run_id
+
+    @property
+    def epoch(self) -> int:
+        return self.keeper.lease.epoch
+
+    def summary(self) -> dict[str, str]:
+        """What each maintenance commit writes into its snapshot summary."""
+        return {SUMMARY_JOB: self.job, SUMMARY_RUN_ID: self.run_id, SUMMARY_EPOCH: str(self.epoch)}
+
+    def assert_held(self, action: str) -> None:
+        """Prove, now, that the lease is held with our epoch (database clock)."""
+        if self.keeper.lost.is_set():
+            raise FencedError(f"{action} refused: lease on {self.keeper.lease.table} lost ({self.keeper.lost_reason})")
+        try:
+            held = self.store.is_held(self.keeper.lease)
+        except StateUnavailableError as exc:
+            raise FencedError(f"{action} refused: cannot prove the lease ({exc})") from exc
+        if not held:
+            self.keeper.mark_lost("lease no longer held")
+            raise FencedError(f"{action} refused: lease on {self.keeper.lease.table} (epoch {self.epoch}) is no longer held")
+
+    def advance_past(self, table_epoch: int) -> None:
+        """The table names an epoch above ours although we hold the lease: the state database
+        was reset. Move our epoch past it (only while we still hold the lease) or be fenced."""
+        with self.keeper.lock:
+            advanced = self.store.advance_epoch(self.keeper.lease, table_epoch + 1)
+            if advanced is not None:
+                self.keeper.lease = advanced
+        if advanced is None:
+            self.assert_table_token(table_epoch, "claim")
+            return
+        log.warning("lease epoch advanced past the table's", table=advanced.table, epoch=advanced.epoch, table_epoch=table_epoch)
+
+    def assert_table_token(self, table_epoch: int | None, action: str) -> None:
+        """The table names no holder newer than us."""
+        if table_epoch is not None and table_epoch > self.epoch:
+            self.keeper.mark_lost(f"table carries epoch {table_epoch}")
+            raise FencedError(f"{action} refused: table was claimed by a newer lease (epoch {table_epoch} > {self.epoch})")
+
+    def before_commit(self, base_epoch: int | None, new_epoch: int | None, summary: dict[str, str] | None) -> None:
+        """Called for every commit attempt with the epochs of the base and new metadata."""
+        self.assert_table_token(base_epoch, "commit")
+        if new_epoch != self.epoch:
+            raise FencedError(f"commit refused: the table is not claimed by this lease (epoch {new_epoch}, ours {self.epoch})")
+        if summary is not None and summary.get(SUMMARY_RUN_ID) != self.run_id:
+            raise FencedError("commit refused: a maintenance snapshot must carry this run's summary")
+        self.assert_held("commit")
+
+    def before_delete(self, table_epoch: int | None, count: int) -> None:
+        self.assert_table_token(table_epoch, f"deleting {count} files")
+        self.assert_held(f"deleting {count} files")
+
+
+def parse_epoch(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,75 @@
+"""Keeping a lease alive while a job runs: renewed every ttl/3 in a background thread.
+
+When a renewal is refused, or the state database stayed unreachable for a whole TTL, the
+lease is marked lost once and the job's Spark work is cancelled; the fence then refuses
+every further effect.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import structlog
+
+from maintenance.state.database import StateUnavailableError
+from maintenance.state.leases import Lease, LeaseStore
+
+log = structlog.get_logger(__name__)
+
+
+class LeaseKeeper:
+    """Renews a lease every ttl/3 in a background thread; reports loss once."""
+
+    def __init__(self, store: LeaseStore, lease: Lease, ttl_s: float, on_lost: Callable[[str], None] | None = None) -> None:
+        self.store = store
+        self.lease = lease
+        self.ttl_s = ttl_s
+        self.on_lost = on_lost
+        self.lost = threading.Event()
+        self.lock = threading.Lock()  # guards `lease` between renewals and epoch advances
+        self.lost_reason: str | None = None
+        self._stop = threading.Event()
+        self._last_renewed = time.monotonic()
+        self._thread = threading.Thread(target=self._run, name=f"lease-keeper:{lease.table}", daemon=True)
+
+    def __enter__(self) -> LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self.ttl_s)
+
+    def mark_lost(self, reason: str) -> None:
+        if self.lost.is_set():
+            return
+        self.lost_reason = reason
+        self.lost.set()
+        log.warning("lease lost", table=self.lease.table, epoch=self.lease.epoch, reason=reason)
+        if self.on_lost is not None:
+            try:
+                self.on_lost(reason)
+            except Exception:
+                log.exception("cancelling after lease loss failed")
+
+    def _run(self) -> None:
+        interval = max(self.ttl_s / 3.0, 0.05)
+        while not self._stop.wait(interval):
+            try:
+                with self.lock:
+                    renewed = self.store.renew(self.lease, self.ttl_s)
+                    if renewed is not None:
+                        self.lease = renewed
+            except StateUnavailableError as exc:
+                # We cannot prove the lease: once a whole TTL passed since the last renewal
+                # (by our clock, which only makes us give up earlier) it is surely gone.
+                if time.monotonic() - self._last_renewed >= self.ttl_s * 0.9:
+                    self.mark_lost(f"state database unreachable: {exc}")
+                    return
+                continue
+            if renewed is None:
+                self.mark_lost("renewal refused: expired or taken over")
+                return
+            self._last_renewed = time.monotonic()

@@ -1,0 +1,161 @@
+"""One maintenance cycle: evaluate tables against their policies, run what is due.
+
+Shared by `icemaint plan` (evaluate only), `icemaint run` (evaluate, then run in order)
+and the daemon (evaluate on an interval, run concurrently). Evaluation reads metadata
+only: each table's manifests once (`table.files` keeps them for the job that follows),
+and for every job whose triggers fired it makes the job's plan, so a job with nothing to
+do is not due, and the job reuses that very plan when the table has not moved. Spark
+starts with the first job that runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import structlog
+from pyiceberg.table import Table
+
+from maintenance.catalogs import TableRef, list_tables, load_table, parse_table_ref
+from maintenance.config import Config
+from maintenance.errors import IcemaintError, UsageError
+from maintenance.jobs import registry
+from maintenance.jobs.outcome import JobResult
+from maintenance.jobs.runner import run_job
+from maintenance.jobs.spec import PlanInput, PreparedPlan, Progress, no_progress
+from maintenance.policy.loader import load_policies
+from maintenance.policy.model import JobPolicy, Policy
+from maintenance.policy.resolve import policy_for
+from maintenance.schedule.planner import Decision, decide, rank
+from maintenance.state.database import StateUnavailableError
+from maintenance.state.store import StateStore
+from maintenance.table.health import TableHealth, table_health
+
+log = structlog.get_logger(__name__)
+HISTORY_LIMIT = 50
+
+
+@dataclass
+class Evaluation:
+    decisions: list[Decision] = field(default_factory=list)  # ranked
+    health: dict[str, TableHealth] = field(default_factory=dict)
+    problems: dict[str, str] = field(default_factory=dict)  # table -> why it could not be evaluated
+    catalogs_failing: dict[str, str] = field(default_factory=dict)  # catalog -> why its tables could not be listed
+    catalogs_listed: list[str] = field(default_factory=list)
+
+    @property
+    def due(self) -> list[Decision]:
+        return [d for d in self.decisions if d.due]
+
+
+def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = None, policies: list[Policy] | None = None,
+             now: datetime | None = None) -> Evaluation:
+    """Every table (or the named ones) against its policy. A failing catalog is a problem of
+    its tables, not of the cycle; a bad policy file stops everything (exit 2); so does a
+    state database that cannot be reached (no table can be decided without its history)."""
+    policies = policies if policies is not None else load_policies(config.policies_dir)
+    now = now or datetime.now(timezone.utc)
+    result = Evaluation()
+    decisions: list[Decision] = []
+    if refs is None:
+        refs = []
+        for name in config.catalogs:
+            try:
+                refs.extend(list_tables(config, name))
+                result.catalogs_listed.append(name)
+            except (UsageError, StateUnavailableError):
+                raise
+            except IcemaintError as exc:
+                result.catalogs_failing[name] = result.problems[f"catalog {name}"] = str(exc)
+                log.warning("catalog not listed", catalog=name, error=str(exc))
+    for ref in refs:
+        try:
+            decisions.extend(evaluate_table(config, state, ref, policies, now, result))
+        except (UsageError, StateUnavailableError):
+            raise
+        except IcemaintError as exc:
+            result.problems[str(ref)] = str(exc)
+            log.warning("table not evaluated", table=str(ref), error=str(exc))
+    result.decisions = rank(decisions)
+    return result
+
+
+def evaluate_table(config: Config, state: StateStore, ref: TableRef, policies: list[Policy], now: datetime, into: Evaluation | None = None,
+                   table: Table | None = None) -> list[Decision]:
+    table = table if table is not None else load_table(config, ref)
+    table_policy = policy_for(ref, dict(table.properties), policies)
+    if not table_policy.enabled or not table_policy.enabled_jobs():
+        return decide(table_policy, None, [], now)  # no manifest is read for a table left alone
+    health = table_health(str(ref), table, small_file_bytes=config.health.small_file_bytes, now_s=now.timestamp())
+    if into is not None:
+        into.health[str(ref)] = health
+    history = state.runs.list(table=str(ref), limit=HISTORY_LIMIT)
+    decisions = decide(table_policy, health, history, now)
+    inputs = PlanInput(ref, table, config, int(now.timestamp() * 1000))
+    return [_prepared(decision, inputs) if decision.due else decision for decision in decisions]
+
+
+def _prepared(decision: Decision, inputs: PlanInput) -> Decision:
+    """A due job's plan, made now from the metadata already read; nothing to do: not due."""
+    spec = registry.job(decision.job)
+    if not spec.plans_from_metadata:
+        return decision
+    options = spec.parse_options(decision.job_policy.options if decision.job_policy else None)
+    plan = spec.plan(inputs, options)
+    if plan.empty:
+        decision.due, decision.reason = False, f"nothing to do ({decision.reason})"
+        return decision
+    decision.prepared = PreparedPlan(inputs.table.metadata.current_snapshot_id, options, plan)
+    return decision
+
+
+def still_due(config: Config, state: StateStore, ref: TableRef, decision: Decision, policies: list[Policy]) -> str | None:
+    """Re-checked under the lease: None if the job is still due, else why not. When the
+    table has not moved, the evaluation's health and plan stand (no manifest is read again);
+    the run history may have moved (another daemon just did the job), so it is read again."""
+    try:
+        table = load_table(config, ref)
+        decisions = evaluate_table(config, state, ref, policies, datetime.now(timezone.utc), table=table)
+    except IcemaintError as exc:
+        return f"could not re-check: {exc}"
+    for found in decisions:
+        if found.job == decision.job:
+            if found.due and found.prepared is not None:
+                decision.prepared = found.prepared  # the newest plan, for the run to reuse
+            return None if found.due else f"no longer due: {found.reason}"
+    return "no longer due: the job is not enabled"
+
+
+def run_decision(config: Config, state: StateStore, decision: Decision, *, holder: str | None = None, dry_run: bool = False,
+                 policies: list[Policy] | None = None, recheck: bool = True, progress: Progress = no_progress) -> JobResult:
+    """Run one planned job under a lease, with its policy's options and Spark settings."""
+    job_policy = decision.job_policy or JobPolicy(job=decision.job)
+    ref = parse_table_ref(decision.table, config)
+    precheck = None
+    if recheck and policies is not None:
+        precheck = lambda: still_due(config, state, ref, decision, policies)  # noqa: E731
+    return run_job(
+        config, ref, decision.job, job_policy.options,
+        holder=holder, dry_run=dry_run, verify=job_policy.verify and not dry_run, state=state, precheck=precheck,
+        prepared=decision.prepared, progress=progress, spark_settings=job_policy.spark,
+    )
+
+
+def named_jobs(evaluation: Evaluation, jobs: list[str], *, include_disabled: bool) -> list[Decision]:
+    """`run --job`: the named jobs on every evaluated table, whatever the triggers say
+    (tables with icemaint.enabled=false only when named on the command line)."""
+    for name in jobs:
+        registry.job(name)  # unknown names fail before anything runs
+    chosen = []
+    by_table: dict[str, list[Decision]] = {}
+    for decision in evaluation.decisions:
+        by_table.setdefault(decision.table, []).append(decision)
+    for table, decisions in sorted(by_table.items(), key=lambda item: -item[1][0].reader_cost.extra_bytes):
+        known = {d.job: d for d in decisions}
+        if "-" in known and not include_disabled:
+            continue
+        for name in sorted(set(jobs), key=registry.order):
+            base = known.get(name) or Decision(table, name, True, "", decisions[0].policy, decisions[0].reader_cost)
+            chosen.append(Decision(table, name, True, f"named on the command line ({base.reason or 'not in the policy'})", base.policy,
+                                   base.reader_cost, base.estimated_s, base.job_policy, base.prepared))
+    return chosen

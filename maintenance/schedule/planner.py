@@ -1,0 +1,141 @@
+"""The planner: from table health (metadata only) and policies, what is due, why, and in
+which order.
+
+Tables are ranked by what their delete and small files cost readers per full scan,
+estimated in bytes a reader handles beyond a clean table's (an opened file counts as
+Spark's 4 MiB open cost): each data-file task opens every delete file that may apply to it
+in its partition and holds every applicable equality delete in memory, so deletes cost in
+proportion to the data files they cover, not to their own number. (Amoro weighs small
+files, equality and position deletes 40/40/20 whatever the table's size; this ranks a
+table with 100 equality deletes over 1,000 data files far above one with 100 over 2.)
+Within a table, jobs run in the registry's order (CONVERT, REWRITE, MERGE, EXPIRE, ORPHANS).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from maintenance.table.health import TableHealth
+from maintenance.jobs.outcome import COMMITTED, FAILED, FENCED, NOOP
+from maintenance.jobs import registry
+from maintenance.jobs.spec import PreparedPlan
+from maintenance.policy.model import JobPolicy, TablePolicy
+from maintenance.policy.triggers import fired
+from maintenance.state.runs import RunRecord
+
+OPEN_COST_BYTES = 4 * 1024 * 1024  # spark.sql.files.openCostInBytes
+DELETE_RECORD_BYTES = 48  # a position (path, pos) or key held per applicable data file
+TARGET_FILE_BYTES = 128 * 1024 * 1024
+BACKOFF_BASE_S = 60.0
+BACKOFF_MAX_S = 3600.0
+DONE = (COMMITTED, NOOP)  # a run that counts for the schedule
+UNSUCCESSFUL = (FAILED, FENCED)  # a run that counts for the backoff
+
+
+@dataclass(frozen=True)
+class ReaderCost:
+    extra_bytes: float  # beyond a clean table's, per full scan
+    amplification: float  # (clean + extra) / clean
+
+    def to_json(self) -> dict[str, float]:
+        return {"extra_mib_per_scan": round(self.extra_bytes / 2**20, 1), "read_amplification": round(self.amplification, 2)}
+
+
+def reader_cost(health: TableHealth) -> ReaderCost:
+    extra = 0.0
+    for p in health.partitions or []:
+        covered = max(1, p.data_files)
+        extra += p.position_delete_files * covered * OPEN_COST_BYTES + p.position_delete_records * DELETE_RECORD_BYTES
+        extra += p.equality_delete_files * covered * OPEN_COST_BYTES + p.equality_delete_records * covered * DELETE_RECORD_BYTES
+    ideal_files = max(1, -(-health.data_bytes // TARGET_FILE_BYTES))
+    extra += max(0, health.data_files - ideal_files) * OPEN_COST_BYTES
+    clean = health.data_bytes + ideal_files * OPEN_COST_BYTES
+    return ReaderCost(extra_bytes=extra, amplification=(clean + extra) / clean)
+
+
+@dataclass
+class Decision:
+    table: str
+    job: str
+    due: bool
+    reason: str
+    policy: str
+    reader_cost: ReaderCost
+    estimated_s: float = 0.0
+    job_policy: JobPolicy | None = field(default=None, repr=False)
+    prepared: PreparedPlan | None = field(default=None, repr=False)  # the plan made while evaluating
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "table": self.table, "job": self.job, "due": self.due, "reason": self.reason, "policy": self.policy,
+            "estimated_s": round(self.estimated_s, 1), **self.reader_cost.to_json(),
+        }
+
+
+NO_COST = ReaderCost(0.0, 1.0)
+
+
+def decide(table_policy: TablePolicy, health: TableHealth | None, history: list[RunRecord], now: datetime) -> list[Decision]:
+    """One decision per enabled job of the table's policy, due or not, with the reason
+    (`health` may be None for a table that is disabled or that no policy selects)."""
+    table = str(table_policy.ref)
+    if not table_policy.enabled or health is None:
+        why = "disabled by icemaint.enabled=false" if table_policy.overrides.get("icemaint.enabled") else "no policy selects it"
+        return [Decision(table, "-", False, why if not table_policy.enabled else "no job enabled", table_policy.policy, NO_COST)]
+    cost = reader_cost(health)
+    decisions = []
+    for job_policy in table_policy.enabled_jobs():
+        due, reason = _due(job_policy, health, [r for r in history if r.job == job_policy.job], now)
+        decisions.append(Decision(table, job_policy.job, due, reason, table_policy.policy, cost, registry.job(job_policy.job).estimate(health), job_policy))
+    return decisions
+
+
+def rank(decisions: list[Decision]) -> list[Decision]:
+    """Due jobs first, the costliest tables first, then each table's jobs in the registry's order."""
+    return sorted(decisions, key=lambda d: (not d.due, -d.reader_cost.extra_bytes, d.table, registry.order(d.job)))
+
+
+def _due(policy: JobPolicy, health: TableHealth, history: list[RunRecord], now: datetime) -> tuple[bool, str]:
+    schedule = policy.schedule
+    if schedule.quiet_at(now):
+        return False, "quiet hours"
+    now_ms = now.timestamp() * 1000
+    failures = []
+    for run in history:  # newest first; running and skipped runs say nothing either way
+        if run.status in UNSUCCESSFUL:
+            failures.append(run)
+        elif run.status in DONE:
+            break
+    if failures:
+        wait_s = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** (len(failures) - 1))
+        since_s = (now_ms - (failures[0].ended_at_ms or failures[0].started_at_ms)) / 1000
+        if since_s < wait_s:
+            return False, f"backing off after {len(failures)} failed run(s): next try in {wait_s - since_s:.0f}s"
+    last_done = next((r for r in history if r.status in DONE), None)
+    if last_done is not None:
+        last_ms = last_done.ended_at_ms or last_done.started_at_ms
+        if schedule.every_s is not None and now_ms - last_ms < schedule.every_s * 1000:
+            return False, f"ran {(now_ms - last_ms) / 1000:.0f}s ago (every {schedule.every_s:g}s)"
+        if schedule.cron is not None:
+            next_ms = _next_cron_ms(schedule.cron, schedule.timezone, last_ms)
+            if next_ms > now_ms:
+                return False, f"next cron time {datetime.fromtimestamp(next_ms / 1000, timezone.utc):%Y-%m-%d %H:%M} UTC"
+    if policy.triggers:
+        reasons = fired(policy.triggers, health)
+        if not reasons:
+            return False, "no trigger reached"
+        return True, "; ".join(reasons)
+    if last_done is None:
+        return True, "scheduled; never ran"
+    return True, "scheduled"
+
+
+def _next_cron_ms(expression: str, zone: str, after_ms: float) -> float:
+    from apscheduler.triggers.cron import CronTrigger
+
+    trigger = CronTrigger.from_crontab(expression, timezone=zone)
+    after = datetime.fromtimestamp(after_ms / 1000, timezone.utc)
+    fire = trigger.get_next_fire_time(None, after)
+    return fire.timestamp() * 1000 if fire else float("inf")

@@ -1,0 +1,185 @@
+"""The logical content fingerprint that every maintenance job is checked against.
+
+`sum(cast(xxhash64(...) as decimal(38,0)))` over all rows, read through Spark with every
+delete applied: order-independent and exact (a decimal sum cannot wrap), so two physically
+different layouts of the same rows agree and one changed row does not.
+
+What a row hashes is its canonical form, because Spark's hash is blind in places:
+- xxhash64 skips NULL arguments (`(a, NULL)` hashes like `(NULL, a)`), so a bit mask of
+  which columns are NULL is hashed too;
+- it maps -0.0 to 0.0, so a floating-point zero also hashes its text ("-0.0" or "0.0";
+  only zeros pay for the cast); every NaN hashes alike, as SQL compares them;
+- it cannot take maps, so a map is hashed as its entries sorted by key;
+- inside structs, lists and maps it skips NULL elements, so nested values are hashed as
+  JSON, which keeps every NULL and -0.0 (timestamps to the microsecond).
+
+Two snapshots are compared in one schema: both are read by time travel, which uses each
+snapshot's own schema, and then projected by field id onto the table's current schema (a
+column added since reads NULL, a promoted column is cast to its new type, dropped and
+reordered columns follow the current schema). A schema change without a new snapshot
+therefore changes no fingerprint.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+from maintenance.catalogs import TableRef
+from maintenance.spark.errors import java_errors
+from maintenance.spark.jvm import java_long, jvm, load_java_table
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+IcebergType = Any  # a type of Iceberg's schema JSON: a primitive's name, or a dict for struct/list/map
+_NULL_MASK_BITS = 62  # columns per NULL-mask long (a positive Java long)
+_JSON_OPTIONS = {
+    "ignoreNullFields": "false",
+    "timestampFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSSXXX",
+    "timestampNTZFormat": "yyyy-MM-dd'T'HH:mm:ss.SSSSSS",
+}
+_PROMOTED_SPARK_TYPES = {"long": "bigint", "double": "double"}  # Iceberg's promotions (int, float); decimals below
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    table: str
+    snapshot_id: int | None
+    rows: int
+    fingerprint: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def same_content(self, other: Fingerprint) -> bool:
+        return (self.rows, self.fingerprint) == (other.rows, other.fingerprint)
+
+
+def read_table(spark: SparkSession, ref: TableRef, snapshot_id: int | None = None) -> DataFrame:
+    """The table's rows (all deletes applied), at a snapshot (in its schema) or the current one."""
+    version = f" VERSION AS OF {int(snapshot_id)}" if snapshot_id is not None else ""
+    return spark.sql(f"SELECT * FROM {ref.spark_name}{version}")
+
+
+def content_fingerprint(spark: SparkSession, ref: TableRef, snapshot_id: int | None = None) -> Fingerprint:
+    from pyspark.sql import functions as F
+
+    with java_errors(f"fingerprint {ref}"):
+        # Refresh so a commit made through another client (pyiceberg, a writer) is seen.
+        spark.sql(f"REFRESH TABLE {ref.spark_name}")
+        read_schema, current_schema = _schemas(spark, ref, snapshot_id)
+        frame = read_table(spark, ref, snapshot_id)
+        columns = canonical_columns(read_schema, current_schema)
+        hashed = F.xxhash64(*columns).cast("decimal(38,0)")
+        row = frame.agg(F.count(F.lit(1)).alias("rows"), F.sum(hashed).cast("string").alias("fingerprint")).collect()[0]
+    return Fingerprint(table=str(ref), snapshot_id=snapshot_id, rows=int(row["rows"]), fingerprint=row["fingerprint"] or "0")
+
+
+def canonical_columns(read_schema: dict[str, Any], current_schema: dict[str, Any]) -> list[Column]:
+    """What a row hashes: each current column's canonical value (read by field id from the
+    frame of `read_schema`), then the signs of floating-point zeros, then the NULL masks."""
+    from pyspark.sql import functions as F
+
+    by_id = {f["id"]: f for f in read_schema["fields"]}
+    values, signs = [], []
+    for wanted in current_schema["fields"]:
+        found = by_id.get(wanted["id"])
+        if found is None:
+            values.append(F.lit(None).cast("string"))
+            continue
+        canonical = _canonical(F.col(_quoted(found["name"])), found["type"], wanted["type"])
+        if isinstance(wanted["type"], dict):
+            canonical = F.to_json(canonical, _JSON_OPTIONS)
+        elif wanted["type"] in ("float", "double"):
+            signs.append(F.when(canonical == 0, canonical.cast("string")))  # "-0.0" or "0.0"
+        values.append(canonical)
+    return [*values, *signs, *_null_masks(values)]
+
+
+def _canonical(value: Column, read_type: IcebergType, wanted: IcebergType) -> Column:
+    """`value` (of `read_type`) in the canonical form of `wanted`, its current type."""
+    from pyspark.sql import functions as F
+
+    if not isinstance(wanted, dict):
+        return _canonical_primitive(value, read_type, wanted)
+    kind = wanted["type"]
+    if kind == "struct":
+        by_id = {f["id"]: f for f in read_type["fields"]}
+        children = []
+        for child in wanted["fields"]:
+            found = by_id.get(child["id"])
+            child_value = _canonical(value.getField(found["name"]), found["type"], child["type"]) if found else F.lit(None).cast("string")
+            children.append(child_value.alias(child["name"]))
+        return F.when(value.isNull(), F.lit(None)).otherwise(F.struct(*children))
+    if kind == "list":
+        if _plain(read_type, wanted):
+            return value
+        return F.transform(value, lambda element: _canonical(element, read_type["element"], wanted["element"]))
+    if kind == "map":
+
+        def entry(e: Column) -> Column:
+            key = _canonical(e.getField("key"), read_type["key"], wanted["key"])
+            return F.struct(key.alias("key"), _canonical(e.getField("value"), read_type["value"], wanted["value"]).alias("value"))
+
+        return F.array_sort(F.transform(F.map_entries(value), entry))
+    return value
+
+
+def _canonical_primitive(value: Column, read_type: IcebergType, wanted: str) -> Column:
+    if read_type == wanted:
+        return value
+    if wanted.startswith("decimal"):
+        return value.cast(wanted)
+    spark_type = _PROMOTED_SPARK_TYPES.get(wanted)
+    return value.cast(spark_type) if spark_type else value
+
+
+def _plain(read_type: IcebergType, wanted: IcebergType) -> bool:
+    """The same type on both sides, with no map inside (maps need a canonical form)."""
+    return read_type == wanted and not any(isinstance(t, dict) and t["type"] == "map" for t in _walk(wanted))
+
+
+def _walk(iceberg_type: IcebergType) -> Iterator[IcebergType]:
+    yield iceberg_type
+    if isinstance(iceberg_type, dict):
+        kind = iceberg_type["type"]
+        children = [f["type"] for f in iceberg_type["fields"]] if kind == "struct" else [iceberg_type["element"]] if kind == "list" else [iceberg_type["key"], iceberg_type["value"]]
+        for child in children:
+            yield from _walk(child)
+
+
+def _null_masks(values: list[Column]) -> list[Column]:
+    """One long per 62 columns, bit i set when column i is NULL (xxhash64 skips NULLs)."""
+    from pyspark.sql import functions as F
+
+    masks = []
+    for start in range(0, len(values), _NULL_MASK_BITS):
+        bits = [F.when(v.isNull(), F.lit(1 << i)).otherwise(F.lit(0)) for i, v in enumerate(values[start : start + _NULL_MASK_BITS])]
+        mask = bits[0]
+        for bit in bits[1:]:
+            mask = mask + bit
+        masks.append(mask.cast("bigint"))
+    return masks
+
+
+def _schemas(spark: SparkSession, ref: TableRef, snapshot_id: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the schema a time-travel read of the snapshot uses, the table's current schema), as
+    Iceberg's schema JSON. Spark reads a snapshot with the schema it was committed with
+    (the current one when the snapshot does not record it: Iceberg's SnapshotUtil.schemaFor)."""
+    table = load_java_table(spark, ref)
+    parser = jvm(spark).org.apache.iceberg.SchemaParser
+    current = table.schema()
+    read = current
+    if snapshot_id is not None:
+        snapshot = table.snapshot(java_long(spark, int(snapshot_id)))
+        schema_id = snapshot.schemaId() if snapshot is not None else None
+        if schema_id is not None:
+            read = table.schemas().get(schema_id) or current
+    return json.loads(parser.toJson(read)), json.loads(parser.toJson(current))
+
+
+def _quoted(name: str) -> str:
+    return "`" + name.replace("`", "``") + "`"

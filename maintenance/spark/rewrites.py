@@ -1,0 +1,52 @@
+"""The two `RewriteFiles` operations jobs publish, built the same way every time.
+
+Both validate from the planning snapshot, so Iceberg's conflict checks cover everything
+committed since the job planned. They are recipes for `jobs.publish.Change`: called once to
+stage, and again if the change must be applied on newer metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from maintenance.spark.jvm import JavaObject, java_long
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+Build = Callable[[JavaObject], JavaObject]
+
+
+def delete_file_rewrite(spark: SparkSession, planning_snapshot_id: int, removed: Sequence[JavaObject], added: Sequence[tuple[JavaObject, int]]) -> Build:
+    """Delete files out, new delete files in, each with its own data sequence number
+    (`addFile(file, seq)`: every manifest entry keeps its own)."""
+
+    def build(table: JavaObject) -> JavaObject:
+        operation = table.newRewrite().validateFromSnapshot(java_long(spark, planning_snapshot_id))
+        for delete_file in removed:
+            operation = operation.deleteFile(delete_file)
+        for new_file, seq in added:
+            operation = operation.addFile(new_file, java_long(spark, seq))
+        return operation
+
+    return build
+
+
+def data_file_rewrite(spark: SparkSession, planning_snapshot_id: int, data_sequence_number: int, removed_data: Sequence[JavaObject],
+                      added_data: Sequence[JavaObject], removed_deletes: Sequence[JavaObject]) -> Build:
+    """Data files replaced by new ones that keep the planning snapshot's data sequence number
+    (so deletes committed meanwhile still apply to them), and delete files dropped."""
+
+    def build(table: JavaObject) -> JavaObject:
+        operation = table.newRewrite().validateFromSnapshot(java_long(spark, planning_snapshot_id))
+        operation = operation.dataSequenceNumber(java_long(spark, data_sequence_number))
+        for data_file in removed_data:
+            operation = operation.deleteFile(data_file)
+        for data_file in added_data:
+            operation = operation.addFile(data_file)
+        for delete_file in removed_deletes:
+            operation = operation.deleteFile(delete_file)
+        return operation
+
+    return build

@@ -1,0 +1,261 @@
+"""A snapshot's live files, read once from its manifests and shared by health and planning.
+
+Every job plans from a `SnapshotFiles`: the data files, position deletes (v2 files and v3
+deletion vectors) and equality deletes that are live in one snapshot, each with its data
+sequence number (inherited as the spec says), partition and column statistics. Reading
+manifests is the expensive part of looking at a table, so a process keeps the newest
+snapshots it read (keyed by table uuid and snapshot id: a snapshot's files never change)
+and the daemon's evaluation and the job that follows under the lease share one read.
+
+Manifests are read with the format-3 entry schema whatever the table's version, so the
+fields v3 added (`referenced_data_file`, `content_offset`, `first_row_id`) are there when a
+writer set them; older entries simply have none.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import IntEnum
+from functools import cached_property
+from typing import Any
+
+from pyiceberg.avro.file import AvroFile
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import (
+    MANIFEST_ENTRY_SCHEMAS,
+    DataFile,
+    DataFileContent,
+    FileFormat,
+    ManifestEntry,
+    ManifestEntryStatus,
+    ManifestFile,
+    _inherit_from_manifest,
+)
+from pyiceberg.partitioning import PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table import Table
+from pyiceberg.transforms import VoidTransform
+
+from maintenance.errors import UnknownSnapshotError
+from maintenance.table.pool import parallel_map
+from maintenance.table.position_deletes import DELETE_FILE_PATH_ID
+from maintenance.table.stats import ColumnStats
+
+PartitionKey = tuple[int, tuple[Any, ...]]  # (spec id, partition values)
+_V3_FIELDS = 16  # first_row_id, referenced_data_file, content_offset, content_size_in_bytes follow
+
+
+class Content(IntEnum):
+    DATA = 0
+    POSITION_DELETES = 1
+    EQUALITY_DELETES = 2
+
+
+@dataclass(frozen=True, eq=False)
+class TableFile:
+    """One live file of a snapshot, with what planning needs to know about it."""
+
+    path: str
+    content: Content
+    file_format: str
+    spec_id: int
+    partition: tuple[Any, ...]
+    partition_path: str  # '' when its spec is unpartitioned
+    seq: int  # data sequence number
+    file_seq: int | None
+    records: int
+    size: int
+    stats: ColumnStats = field(default_factory=ColumnStats, repr=False)
+    equality_ids: tuple[int, ...] = ()
+    referenced_data_file: str | None = None  # set for v3 DVs and file-scoped v2 position deletes
+    first_row_id: int | None = None
+    content_offset: int | None = None
+    content_size: int | None = None
+
+    @cached_property
+    def partition_key(self) -> PartitionKey:
+        """Spec id and partition values, equal exactly when Iceberg's partition comparison
+        (`StructLikeWrapper`) says so; see `partition_value_key`."""
+        return (self.spec_id, tuple(partition_value_key(v) for v in self.partition))
+
+    @property
+    def is_dv(self) -> bool:
+        """A v3 deletion vector: a Puffin blob of positions for one data file."""
+        return self.content == Content.POSITION_DELETES and self.file_format == FileFormat.PUFFIN.name
+
+
+@dataclass
+class SnapshotFiles:
+    """The live files of one snapshot of one table."""
+
+    table_uuid: str
+    snapshot_id: int
+    sequence_number: int
+    format_version: int
+    schema: Schema  # the table's current schema: the one Iceberg binds specs and stats to
+    specs: dict[int, PartitionSpec]
+    files: list[TableFile]
+
+    @cached_property
+    def data(self) -> list[TableFile]:
+        return [f for f in self.files if f.content == Content.DATA]
+
+    @cached_property
+    def equality_deletes(self) -> list[TableFile]:
+        return [f for f in self.files if f.content == Content.EQUALITY_DELETES]
+
+    @cached_property
+    def position_deletes(self) -> list[TableFile]:
+        """v2 position delete files (deletion vectors are in `deletion_vectors`)."""
+        return [f for f in self.files if f.content == Content.POSITION_DELETES and not f.is_dv]
+
+    @cached_property
+    def deletion_vectors(self) -> list[TableFile]:
+        return [f for f in self.files if f.is_dv]
+
+    @cached_property
+    def deletes(self) -> list[TableFile]:
+        return [f for f in self.files if f.content != Content.DATA]
+
+    def is_global(self, spec_id: int) -> bool:
+        """An unpartitioned spec (no fields, or only void ones): its equality deletes apply everywhere."""
+        return is_unpartitioned(self.specs[spec_id])
+
+
+def partition_value_key(value: Any) -> Any:
+    """A partition value as a dict key that matches Java's equality, not Python's.
+
+    Iceberg compares floating-point partition values with `Double.compare`: -0.0 and 0.0
+    are two partitions, and NaN is one partition (every NaN equal). Python has 0.0 == -0.0
+    and NaN != NaN (and pyiceberg decodes each manifest's NaN as a new object), so floats
+    are keyed by their bit pattern, with one pattern for every NaN."""
+    if isinstance(value, float):
+        return ("float", b"NaN" if math.isnan(value) else struct.pack(">d", value))
+    return value
+
+
+def is_unpartitioned(spec: PartitionSpec) -> bool:
+    return all(isinstance(f.transform, VoidTransform) for f in spec.fields)
+
+
+class _Cache:
+    """The newest snapshots read in this process, bounded by their total file count."""
+
+    def __init__(self, max_files: int = 2_000_000, max_snapshots: int = 64) -> None:
+        self.max_files, self.max_snapshots = max_files, max_snapshots
+        self._items: OrderedDict[tuple[str, int], SnapshotFiles] = OrderedDict()
+        self._lock = threading.Lock()
+        self.manifests_read = 0  # for measurements: how often a manifest was actually read
+
+    def get(self, key: tuple[str, int]) -> SnapshotFiles | None:
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+            return found
+
+    def put(self, key: tuple[str, int], value: SnapshotFiles) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.max_snapshots or (len(self._items) > 1 and sum(len(v.files) for v in self._items.values()) > self.max_files):
+                self._items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+
+CACHE = _Cache()
+
+
+def snapshot_files(table: Table, snapshot_id: int | None = None) -> SnapshotFiles:
+    """The live files of a snapshot (default: the current one); read once per process."""
+    metadata = table.metadata
+    snapshot_id = metadata.current_snapshot_id if snapshot_id is None else snapshot_id
+    specs = table.specs()
+    if snapshot_id is None:
+        return SnapshotFiles(str(metadata.table_uuid), -1, 0, metadata.format_version, table.schema(), specs, [])
+    snapshot = table.snapshot_by_id(snapshot_id)
+    if snapshot is None:
+        raise UnknownSnapshotError(f"table has no snapshot {snapshot_id}")
+    key = (str(metadata.table_uuid), snapshot_id)
+    cached = CACHE.get(key)
+    if cached is not None and cached.specs.keys() == specs.keys():
+        return cached
+    schema = table.schema()
+    files = [_table_file(entry, specs, schema) for entry in live_entries(table.io, snapshot.manifests(table.io))]
+    result = SnapshotFiles(key[0], snapshot_id, snapshot.sequence_number or 0, metadata.format_version, schema, specs, files)
+    CACHE.put(key, result)
+    return result
+
+
+def live_entries(io: FileIO, manifests: Iterable[ManifestFile]) -> Iterator[ManifestEntry]:
+    """Every live entry (data or delete file) of the manifests, sequence numbers inherited."""
+    for entries in parallel_map(lambda m: read_manifest(io, m, discard_deleted=True), list(manifests)):
+        yield from entries
+
+
+def read_manifest(io: FileIO, manifest: ManifestFile, *, discard_deleted: bool) -> list[ManifestEntry]:
+    """One manifest's entries, read with the v3 entry schema (a superset of v1 and v2)."""
+    CACHE.manifests_read += 1
+    with AvroFile[ManifestEntry](
+        io.new_input(manifest.manifest_path),
+        MANIFEST_ENTRY_SCHEMAS[3],
+        read_types={-1: ManifestEntry, 2: DataFile},
+        read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent},
+    ) as reader:
+        return [_inherit_from_manifest(e, manifest) for e in reader if not discard_deleted or e.status != ManifestEntryStatus.DELETED]
+
+
+def _table_file(entry: ManifestEntry, specs: dict[int, PartitionSpec], schema: Schema) -> TableFile:
+    f = entry.data_file
+    spec = specs[f.spec_id]
+    partitioned = bool(spec.fields)
+    extra = [f[i] if len(f) > i else None for i in range(_V3_FIELDS, _V3_FIELDS + 4)]
+    content = Content(int(f.content))
+    referenced = extra[1]
+    if referenced is None and content == Content.POSITION_DELETES:
+        referenced = _single_referenced_path(f)
+    return TableFile(
+        path=f.file_path,
+        content=content,
+        file_format=f.file_format.name,
+        spec_id=f.spec_id,
+        partition=tuple(f.partition[i] for i in range(len(f.partition))) if partitioned else (),
+        partition_path=spec.partition_to_path(f.partition, schema) if partitioned else "",
+        seq=int(entry.sequence_number or 0),
+        file_seq=entry.file_sequence_number,
+        records=f.record_count,
+        size=f.file_size_in_bytes,
+        stats=ColumnStats(
+            value_counts=f.value_counts or {},
+            null_counts=f.null_value_counts or {},
+            nan_counts=f.nan_value_counts or {},
+            lower=f.lower_bounds or {},
+            upper=f.upper_bounds or {},
+            sizes=f.column_sizes or {},
+        ),
+        equality_ids=tuple(f.equality_ids or ()),
+        referenced_data_file=referenced,
+        first_row_id=extra[0],
+        content_offset=extra[2],
+        content_size=extra[3],
+    )
+
+
+def _single_referenced_path(f: DataFile) -> str | None:
+    """A v2 position delete file whose `file_path` bounds are equal names one data file
+    (Iceberg's ContentFileUtil.referencedDataFile treats it as file-scoped)."""
+    lower, upper = (f.lower_bounds or {}).get(DELETE_FILE_PATH_ID), (f.upper_bounds or {}).get(DELETE_FILE_PATH_ID)
+    if lower is None or lower != upper:
+        return None
+    try:
+        return bytes(lower).decode("utf-8")
+    except UnicodeDecodeError:
+        return None

@@ -1,0 +1,100 @@
+"""Table health from metadata alone: what readers pay for delete files and small files.
+
+Reads the current snapshot's manifests through pyiceberg, with no JVM, so the planner
+can look at hundreds of tables in seconds. The fields are those `icemaint health --json` prints.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from pyiceberg.table import Table
+
+from maintenance.table.files import Content, TableFile, snapshot_files
+
+
+@dataclass
+class FileCounters:
+    """The file counters kept for a whole table and for each partition."""
+
+    data_files: int = 0
+    data_bytes: int = 0
+    data_records: int = 0
+    small_data_files: int = 0
+    position_delete_files: int = 0
+    position_delete_records: int = 0
+    equality_delete_files: int = 0
+    equality_delete_records: int = 0
+
+    def add(self, f: TableFile, small_file_bytes: int) -> None:
+        if f.content == Content.DATA:
+            self.data_files += 1
+            self.data_bytes += f.size
+            self.data_records += f.records
+            if f.size < small_file_bytes:
+                self.small_data_files += 1
+        elif f.content == Content.POSITION_DELETES:
+            self.position_delete_files += 1
+            self.position_delete_records += f.records
+        else:
+            self.equality_delete_files += 1
+            self.equality_delete_records += f.records
+
+    @property
+    def delete_files(self) -> int:
+        return self.position_delete_files + self.equality_delete_files
+
+
+@dataclass
+class PartitionHealth(FileCounters):
+    partition: str = ""
+    spec_id: int = 0
+
+
+@dataclass
+class TableHealth(FileCounters):
+    table: str = ""
+    format_version: int = 0
+    current_snapshot_id: int | None = None
+    sequence_number: int = 0
+    snapshots: int = 0
+    oldest_snapshot_age_s: float | None = None
+    metadata_files: int = 0
+    partitions: list[PartitionHealth] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """Identity first, then the counters, then the per-partition breakdown."""
+        fields = asdict(self)
+        head = ("table", "format_version", "current_snapshot_id", "sequence_number", "snapshots", "oldest_snapshot_age_s", "metadata_files")
+        ordered = {key: fields.pop(key) for key in head}
+        partitions = fields.pop("partitions")
+        return {**ordered, **fields, "partitions": partitions}
+
+
+def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float | None = None) -> TableHealth:
+    metadata = table.metadata
+    now_s = time.time() if now_s is None else now_s
+    snapshots = metadata.snapshots
+    health = TableHealth(
+        table=name,
+        format_version=metadata.format_version,
+        current_snapshot_id=metadata.current_snapshot_id,
+        sequence_number=metadata.last_sequence_number,
+        snapshots=len(snapshots),
+        oldest_snapshot_age_s=round(now_s - min(s.timestamp_ms for s in snapshots) / 1000, 3) if snapshots else None,
+        metadata_files=len(metadata.metadata_log) + 1,
+    )
+    if table.current_snapshot() is None:
+        return health
+
+    by_partition: dict[tuple[int, str], PartitionHealth] = {}
+    for f in snapshot_files(table).files:
+        health.add(f, small_file_bytes)
+        key = (f.spec_id, f.partition_path)
+        if key not in by_partition:
+            by_partition[key] = PartitionHealth(partition=f.partition_path, spec_id=f.spec_id)
+        by_partition[key].add(f, small_file_bytes)
+    health.partitions = [by_partition[k] for k in sorted(by_partition)]
+    return health

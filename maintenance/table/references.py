@@ -1,0 +1,133 @@
+"""Which files a table's metadata references: what expiry may not delete and what orphan
+cleanup must subtract from a listing.
+
+All paths are compared as `paths.normalise` keys. Reads are metadata only (manifest lists
+and manifests through pyiceberg, in parallel), never the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+import structlog
+from pyiceberg.io import FileIO
+from pyiceberg.manifest import ManifestFile
+from pyiceberg.serializers import FromInputFile
+from pyiceberg.table import Table
+from pyiceberg.table.metadata import TableMetadata
+from pyiceberg.table.snapshots import Snapshot
+
+from maintenance.table.paths import normalise
+from maintenance.table.files import read_manifest
+from maintenance.table.pool import parallel_map
+
+log = structlog.get_logger(__name__)
+VERSION_HINT = "version-hint.text"
+
+
+def manifests_of(io: FileIO, snapshots: Iterable[Snapshot], missing: list[str] | None = None) -> dict[str, ManifestFile]:
+    """The manifests the snapshots' manifest lists name, by normalised path. A missing
+    manifest list is an error unless `missing` collects it (an already expired snapshot)."""
+    found: dict[str, ManifestFile] = {}
+    read = _tolerant(lambda s: s.manifests(io), lambda s: s.manifest_list, missing)
+    for manifests in parallel_map(read, [s for s in snapshots if s.manifest_list]):
+        for manifest in manifests:
+            found.setdefault(normalise(manifest.manifest_path), manifest)
+    return found
+
+
+def content_paths(io: FileIO, manifests: Iterable[ManifestFile], *, live_only: bool, missing: list[str] | None = None) -> set[str]:
+    """Data and delete files the manifests name (only ADDED/EXISTING entries if `live_only`)."""
+    found: set[str] = set()
+    read = _tolerant(
+        lambda m: [e.data_file.file_path for e in read_manifest(io, m, discard_deleted=live_only)], lambda m: m.manifest_path, missing
+    )
+    for paths in parallel_map(read, list(manifests)):
+        found.update(normalise(p) for p in paths)
+    return found
+
+
+def _tolerant(read: Callable, name: Callable, missing: list[str] | None) -> Callable:  # type: ignore[type-arg]
+    if missing is None:
+        return read
+
+    def guarded(item):  # type: ignore[no-untyped-def]
+        try:
+            return read(item)
+        except FileNotFoundError:
+            missing.append(name(item))
+            return []
+
+    return guarded
+
+
+def statistics_paths(metadata: TableMetadata, snapshot_ids: set[int] | None = None) -> set[str]:
+    """Statistics and partition-statistics files (of the given snapshots, or all)."""
+    files = [*metadata.statistics, *metadata.partition_statistics]
+    return {normalise(f.statistics_path) for f in files if snapshot_ids is None or f.snapshot_id in snapshot_ids}
+
+
+@dataclass
+class ReferencedFiles:
+    """Every file any snapshot of any metadata version still names, as normalised keys."""
+
+    keys: set[str] = field(default_factory=set)
+    metadata_versions_read: int = 0
+    metadata_versions_missing: int = 0
+    missing_in_older_versions: list[str] = field(default_factory=list)  # files of expired snapshots
+    _manifest_lists: set[str] = field(default_factory=set)
+    _manifests: set[str] = field(default_factory=set)
+
+    def __contains__(self, path: str) -> bool:
+        return normalise(path) in self.keys
+
+    def add_table(self, table: Table) -> None:
+        """The current metadata and every metadata version its log still lists."""
+        self.add_metadata(table.io, table.metadata, table.metadata_location)
+        for entry in table.metadata.metadata_log:
+            key = normalise(entry.metadata_file)
+            if key in self.keys:
+                continue
+            self.keys.add(key)
+            try:
+                older = FromInputFile.table_metadata(table.io.new_input(entry.metadata_file))
+            except FileNotFoundError:
+                self.metadata_versions_missing += 1  # already cleaned up: names nothing more
+                continue
+            self.add_metadata(table.io, older, entry.metadata_file, current=False)
+
+    def add_metadata(self, io: FileIO, metadata: TableMetadata, metadata_location: str, current: bool = True) -> None:
+        """A metadata version's files. In the current version a missing manifest list or
+        manifest is an error (its references would be unknown); in older versions it belongs
+        to a snapshot expiry already cleaned up."""
+        missing = None if current else self.missing_in_older_versions
+        self.metadata_versions_read += 1
+        self.keys.add(normalise(metadata_location))
+        self.keys.add(normalise(f"{metadata_location.rsplit('/', 1)[0]}/{VERSION_HINT}"))
+        self.keys.update(statistics_paths(metadata))
+        snapshots = [s for s in metadata.snapshots if s.manifest_list and normalise(s.manifest_list) not in self._manifest_lists]
+        self._manifest_lists.update(normalise(s.manifest_list) for s in snapshots)
+        self.keys.update(normalise(s.manifest_list) for s in snapshots)
+        manifests = {key: m for key, m in manifests_of(io, snapshots, missing).items() if key not in self._manifests}
+        self._manifests.update(manifests)
+        self.keys.update(manifests)
+        # Every entry, deleted ones included: a file a snapshot still names is never an orphan.
+        self.keys.update(content_paths(io, manifests.values(), live_only=False, missing=missing))
+
+
+def missing_files(table: Table) -> list[str]:
+    """Files that some snapshot of the table still needs (manifest lists, manifests, live data
+    and delete files) and that are not there. Should always be empty: EXPIRE and ORPHANS
+    check it after deleting, as part of their verification."""
+    from maintenance.table.listing import list_location
+    from maintenance.table.paths import is_under
+
+    snapshots = [s for s in table.metadata.snapshots if s.manifest_list]
+    needed = {normalise(s.manifest_list) for s in snapshots}
+    manifests = manifests_of(table.io, snapshots)
+    needed.update(manifests)
+    needed.update(content_paths(table.io, manifests.values(), live_only=True))
+    listed = {normalise(f.location) for f in list_location(table.io, table.location())}
+    location = table.location()
+    return sorted(key for key in needed if key not in listed and (is_under(key, location) or not table.io.new_input(key).exists()))

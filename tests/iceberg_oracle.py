@@ -1,0 +1,50 @@
+"""Oracles that do not go through icemaint's own code: Iceberg's Java planner for which
+delete applies to which data file, and a frozen parquet copy of a table's rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from maintenance.catalogs import TableRef
+
+
+def iceberg_deletes_by_data_file(java_table: Any, snapshot_id: int | None = None) -> dict[str, set[str]]:
+    """Iceberg's own answer (`planFiles()`): data file path -> paths of the deletes it applies."""
+    scan = java_table.newScan()
+    if snapshot_id is not None:
+        scan = scan.useSnapshot(snapshot_id)
+    tasks = scan.planFiles()
+    found: dict[str, set[str]] = {}
+    try:
+        iterator = tasks.iterator()
+        while iterator.hasNext():
+            task = iterator.next()
+            found[str(task.file().location())] = {str(d.location()) for d in task.deletes()}
+    finally:
+        tasks.close()
+    return found
+
+
+class FrozenRows:
+    """A table's rows as a parquet copy, taken through Spark with every delete applied, and
+    compared later with EXCEPT ALL both ways (duplicates count)."""
+
+    def __init__(self, spark: Any, ref: TableRef, folder: Path, snapshot_id: int | None = None) -> None:
+        self.spark, self.ref, self.folder = spark, ref, str(folder)
+        spark.sql(f"REFRESH TABLE {ref.spark_name}")
+        version = f" VERSION AS OF {int(snapshot_id)}" if snapshot_id is not None else ""
+        spark.sql(f"SELECT * FROM {ref.spark_name}{version}").write.mode("overwrite").parquet(self.folder)
+        self.rows = spark.read.parquet(self.folder).count()
+
+    def differences(self, snapshot_id: int | None = None) -> tuple[int, int]:
+        """(rows only in the copy, rows only in the table), counting duplicates."""
+        self.spark.sql(f"REFRESH TABLE {self.ref.spark_name}")
+        version = f" VERSION AS OF {int(snapshot_id)}" if snapshot_id is not None else ""
+        table = self.spark.sql(f"SELECT * FROM {self.ref.spark_name}{version}")
+        frozen = self.spark.read.parquet(self.folder).select(*table.columns)
+        return frozen.exceptAll(table).count(), table.exceptAll(frozen).count()
+
+    def assert_same(self, snapshot_id: int | None = None) -> None:
+        missing, extra = self.differences(snapshot_id)
+        assert (missing, extra) == (0, 0), f"{self.ref}: {missing} rows lost, {extra} rows appeared (frozen copy had {self.rows})"

@@ -1,0 +1,448 @@
+"""The catalog matrix: every job end to end on a Hive Metastore and a REST catalog, tables on S3.
+
+The services are real and started by the tests (tests/services, fixture `catalog_services`):
+an S3 server (moto), a Hive Metastore (Hive 2.3 from pyspark's jars, Derby) and a REST
+catalog (tests/rest_fixture: Iceberg's own server-side handlers over a JDBC catalog). One
+config file names every catalog, written as a user would write it (tests/services/config.py);
+icemaint runs through its command line in a subprocess, the way users and cron run it.
+
+Checks are independent of icemaint's own: content through Spark into a Parquet copy and
+EXCEPT ALL both ways (tests/services/spark_worker.py); files through boto3 against the
+bucket; referenced files through pyiceberg's manifests.
+
+Markers: `hive` and `rest` select a catalog; every test here carries `s3` (they all need
+the S3 server), so `pytest -m "hive or rest or s3"` runs exactly the matrix. The SQL
+catalog on local files runs the jobs in the rest of the suite; here it takes part in the
+`icemaint run` cycle over a config naming all three catalogs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from maintenance.catalogs import load_table, parse_table_ref
+from maintenance.config import Config, load_config
+from maintenance.jobs.outcome import FENCED
+from tests.services import spark_worker
+from tests.services.config import CREDENTIALS_ENV, matrix_config, write_config
+from tests.services.s3 import SECRET_KEY
+from tests.services.spark_worker import SparkWorker
+from tests.services.stack import Services
+from tests.test_fencing import read_line
+
+pytestmark = pytest.mark.s3
+
+REPO = Path(__file__).resolve().parents[1]
+S3_CATALOGS = [
+    pytest.param("hive_s3", marks=pytest.mark.hive, id="hive+s3"),
+    pytest.param("rest_s3", marks=pytest.mark.rest, id="rest+s3"),
+]
+CHECKPOINT_KEY = "test.writer-checkpoint"
+# Each catalog's policy in the `icemaint run` cycle runs another job: selection is by catalog.
+POLICY_JOBS = {"sql_local": "rewrite", "hive_s3": "convert", "rest_s3": "merge"}
+_POLICY_TRIGGERS = {"rewrite": {"position_delete_files": 1}, "convert": {"equality_delete_files": 1}, "merge": {"equality_delete_files": 1}}
+
+
+@dataclass
+class Matrix:
+    folder: Path
+    raw: dict[str, Any]
+    config_path: Path
+    services: Services
+    worker: SparkWorker
+    durations: dict[str, float]
+
+    @property
+    def config(self) -> Config:
+        return load_config(str(self.config_path))
+
+    def cli(self, *args: str, config_path: Path | None = None, expect: int | None = 0) -> subprocess.CompletedProcess[str]:
+        """`python -m maintenance --config FILE ...` in its own process, as users run it."""
+        env = {**os.environ, **CREDENTIALS_ENV}
+        env.pop("ICEMAINT_CONFIG", None)
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "maintenance", "--config", str(config_path or self.config_path), *args],
+            check=False, capture_output=True, text=True, env=env, cwd=REPO, timeout=900,
+        )
+        self.durations[" ".join(args[:2])] = self.durations.get(" ".join(args[:2]), 0.0) + time.monotonic() - started
+        assert SECRET_KEY not in proc.stdout + proc.stderr, f"icemaint {' '.join(args)} printed the S3 secret"
+        if expect is not None:
+            assert proc.returncode == expect, f"icemaint {' '.join(args)} exited {proc.returncode}:\n{proc.stderr[-4000:]}\n{proc.stdout[-2000:]}"
+        return proc
+
+    def cli_json(self, *args: str, **kwargs: Any) -> Any:
+        return json.loads(self.cli(*args, "--json", **kwargs).stdout)
+
+    def s3(self):  # type: ignore[no-untyped-def]
+        return self.services.s3.client()
+
+
+@pytest.fixture(scope="module")
+def matrix(catalog_services: Services, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Matrix]:
+    folder = tmp_path_factory.mktemp("matrix")
+    policies = _write_policies(folder / "policies")
+    raw = matrix_config(folder, s3=catalog_services.s3, hive_uri=catalog_services.hive.uri, rest_uri=catalog_services.rest.uri, s3_jars=catalog_services.s3_jars, policies=policies)
+    config_path = write_config(folder / "icemaint.yaml", raw)
+    saved = {key: os.environ.get(key) for key in CREDENTIALS_ENV}
+    os.environ.update(CREDENTIALS_ENV)  # this process reads the same file (pyiceberg checks)
+    worker = SparkWorker(config_path, dict(CREDENTIALS_ENV))
+    durations: dict[str, float] = {"spark worker start": worker.call(spark_worker.start)}
+    try:
+        yield Matrix(folder=folder, raw=raw, config_path=config_path, services=catalog_services, worker=worker, durations=durations)
+    finally:
+        worker.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        print("\ncatalog matrix CLI seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(durations.items())))
+
+
+def _write_policies(folder: Path) -> Path:
+    import yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    for catalog, job in POLICY_JOBS.items():
+        policy = {
+            "name": f"matrix-{catalog}",
+            "priority": 50,
+            "select": {"catalogs": catalog, "namespaces": "daemon", "tables": "*"},
+            "jobs": {job: {"when": _POLICY_TRIGGERS[job]}},
+        }
+        (folder / f"{catalog}.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
+    return folder
+
+
+# -- independent views of the bucket and of the metadata -----------------------------------
+def bucket_key(location: str) -> tuple[str, str]:
+    """(bucket, key) of an s3://, s3a:// or s3n:// location."""
+    parts = urlsplit(location)
+    assert parts.scheme in ("s3", "s3a", "s3n"), location
+    return parts.netloc, parts.path.lstrip("/")
+
+
+def object_exists(client: Any, location: str) -> bool:
+    bucket, key = bucket_key(location)
+    try:
+        client.head_object(Bucket=bucket, Key=key)
+        return True
+    except client.exceptions.ClientError as exc:
+        if exc.response["Error"]["Code"] in ("404", "NoSuchKey", "NotFound"):
+            return False
+        raise
+
+
+def object_keys(client: Any, location: str) -> set[str]:
+    """Every object key under a location (folder markers included), by boto3."""
+    bucket, prefix = bucket_key(location.rstrip("/") + "/")
+    keys: set[str] = set()
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        keys.update(obj["Key"] for obj in page.get("Contents", []))
+    return keys
+
+
+def referenced_by_snapshots(table: Any) -> set[str]:
+    """Every file any retained snapshot references: manifest lists, manifests, data and
+    delete files (live entries), read with pyiceberg's manifest readers."""
+    io = table.io
+    found: set[str] = {table.metadata_location}
+    for snapshot in table.metadata.snapshots:
+        found.add(snapshot.manifest_list)
+        for manifest in snapshot.manifests(io):
+            found.add(manifest.manifest_path)
+            for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
+                found.add(entry.data_file.file_path)
+    return found
+
+
+def spelled(location: str, scheme: str) -> str:
+    """The same object named under another S3 scheme."""
+    return scheme + "://" + location.split("://", 1)[1]
+
+
+def other_spelling(location: str) -> str:
+    """s3:// <-> s3a://"""
+    return spelled(location, "s3" if location.startswith("s3a://") else "s3a")
+
+
+def snapshot_summaries(table: Any) -> list[dict[str, str]]:
+    snapshots = sorted(table.metadata.snapshots, key=lambda s: s.sequence_number or 0)
+    return [{**(s.summary.additional_properties if s.summary else {}), "snapshot_id": s.snapshot_id} for s in snapshots]
+
+
+def assert_same_rows(matrix: Matrix, table: str, copy: Path) -> dict[str, int]:
+    diff = matrix.worker.call(spark_worker.compare_rows, table, str(copy))
+    assert diff["added"] == 0 and diff["lost"] == 0 and diff["rows"] == diff["rows_before"], diff
+    return diff
+
+
+def _row_file(table: Any, ids: range, region: int) -> pa.Table:
+    """Rows in the table's schema, without Parquet field ids (as an outside writer's file)."""
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+
+    schema = schema_to_pyarrow(table.schema(), include_field_ids=False)
+    when = datetime(2026, 1, 2, tzinfo=timezone.utc)
+    rows = [(i, region, "outside-writer", Decimal("2.50"), "new", when, 1) for i in ids]
+    return pa.table({name: list(values) for name, values in zip(schema.names, zip(*rows))}, schema=schema)
+
+
+def _write(io: Any, location: str, frame: pa.Table) -> str:
+    with io.new_output(location).create(overwrite=False) as stream:
+        pq.write_table(frame, stream)
+    return location
+
+
+# -- the pipeline ----------------------------------------------------------------------------
+@pytest.mark.parametrize("catalog", S3_CATALOGS)
+def test_every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
+    """workload -> CONVERT -> REWRITE -> MERGE -> EXPIRE (a writer's checkpoint kept) ->
+    ORPHANS (planted old orphans under s3:// and s3a://, a live file named in the other
+    spelling kept), each verified by icemaint and by the independent content oracle."""
+    name = f"{catalog}.matrix.cdc_{uuid.uuid4().hex[:8]}"
+    s3 = matrix.s3()
+
+    created = matrix.cli_json("workload", "cdc", name, "--rows", "900", "--commits", "3")
+    assert created["created"] and created["equality_delete_files"] > 0 and created["position_delete_files"] > 0
+
+    config = matrix.config
+    ref = parse_table_ref(name, config)
+    table = load_table(config, ref)
+    location = table.location().rstrip("/")
+    assert location.startswith({"hive_s3": "s3a://", "rest_s3": "s3://"}[catalog]), location
+
+    # Plant now, so that by ORPHANS they are older than its margin, as the live files are.
+    tag = uuid.uuid4().hex[:8]
+    old_orphans = [
+        _write(table.io, f"{spelled(location, 's3')}/data/region=0/orphan-s3-{tag}.parquet", _row_file(table, range(1, 3), 0)),
+        matrix.worker.call(spark_worker.write_hadoop_file, f"{spelled(location, 's3a')}/data/region=1/orphan-s3a-{tag}.parquet", b"PAR1 not really"),
+        matrix.worker.call(spark_worker.write_hadoop_file, f"{location}/metadata/{tag}-orphan-m0.avro", b"Obj1 as if a failed commit left it"),
+    ]
+    # A file another writer will add, named in the other spelling of the table location.
+    live_other = _write(table.io, f"{other_spelling(location)}/data/region=2/outside-{tag}.parquet", _row_file(table, range(90_000_001, 90_000_004), 2))
+    planted_at = time.time()
+
+    before = tmp_path / "rows-before"
+    assert matrix.worker.call(spark_worker.copy_rows, name, str(before)) == created["expected_rows"]
+
+    convert = matrix.cli_json("convert", name, "--verify")
+    assert convert["status"] == "committed" and convert["content_verified"], convert
+    assert convert["equality_delete_files_removed"] == created["equality_delete_files"]
+    assert matrix.cli_json("health", name)["equality_delete_files"] == 0
+    assert_same_rows(matrix, name, before)
+
+    rewrite = matrix.cli_json("rewrite", name, "--verify")
+    assert rewrite["status"] == "committed" and rewrite["content_verified"], rewrite
+    health = matrix.cli_json("health", name)
+    assert all(p["position_delete_files"] <= 1 for p in health["partitions"]), health
+    assert_same_rows(matrix, name, before)
+
+    merge = matrix.cli_json("merge", name, "--verify")
+    assert merge["status"] == "committed" and merge["content_verified"], merge
+    health = matrix.cli_json("health", name)
+    assert health["position_delete_files"] == 0 and health["equality_delete_files"] == 0, health
+    assert_same_rows(matrix, name, before)
+
+    # Another writer (pyiceberg) commits: first a file named in the other spelling, marking
+    # its resume point in the summary; then one more append, so the checkpoint is not the head.
+    table = load_table(config, ref)
+    table.add_files([live_other], snapshot_properties={CHECKPOINT_KEY: "42"})
+    checkpoint_id = load_table(config, ref).metadata.current_snapshot_id
+    load_table(config, ref).append(_row_file(table, range(90_000_101, 90_000_103), 3))
+    table = load_table(config, ref)
+    head_id = table.metadata.current_snapshot_id
+    assert any(f.endswith(f"outside-{tag}.parquet") and f.startswith(urlsplit(live_other).scheme + "://") for f in referenced_by_snapshots(table))
+    after_writers = tmp_path / "rows-after-writers"
+    assert matrix.worker.call(spark_worker.copy_rows, name, str(after_writers)) == created["expected_rows"] + 5
+
+    expire = matrix.cli_json("expire", name, "--older-than", "0s", "--retain-last", "1", "--checkpoint-key", CHECKPOINT_KEY, "--verify")
+    assert expire["status"] == "committed" and expire["files_deleted"] > 0, expire
+    table = load_table(config, ref)
+    assert {s.snapshot_id for s in table.metadata.snapshots} == {checkpoint_id, head_id}
+    missing = sorted(f for f in referenced_by_snapshots(table) if not object_exists(s3, f))
+    assert not missing, f"referenced files gone after EXPIRE: {missing[:5]}"
+    assert_same_rows(matrix, name, after_writers)
+
+    # ORPHANS. With the policy floor of an hour, nothing planted here is old enough yet.
+    recent = _write(table.io, f"{location}/data/region=3/orphan-recent-{tag}.parquet", _row_file(table, range(5, 6), 3))
+    cautious = matrix.cli_json("orphans", name, "--older-than", "1h")
+    assert cautious["status"] == "noop" and cautious.get("files_deleted", 0) == 0, cautious
+    assert cautious["orphan_files_found"] == 0 and cautious["recent_files_kept"] >= len(old_orphans) + 1, cautious
+
+    # moto cannot backdate a file: take a margin that the planted files (and every live
+    # file, all written before them) have outlived, and that the fresh orphan, planted
+    # seconds ago, has not.
+    age = time.time() - planted_at
+    if age < 90:
+        time.sleep(90 - age)
+        age = 90.0
+    margin = f"{int(age) - 30}s"
+    dry = matrix.cli_json("orphans", name, "--older-than", margin, "--force", "--dry-run")
+    assert sorted(bucket_key(p) for p in dry["would_delete"]) == sorted(bucket_key(p) for p in old_orphans), dry
+
+    keys_before = object_keys(s3, location)
+    orphans = matrix.cli_json("orphans", name, "--older-than", margin, "--force")
+    keys_after = object_keys(s3, location)
+    assert orphans["status"] == "committed" and orphans["files_deleted"] == len(old_orphans), orphans
+    assert keys_before - keys_after == {bucket_key(p)[1] for p in old_orphans}
+    assert object_exists(s3, recent) and object_exists(s3, live_other)
+    table = load_table(config, ref)
+    missing = sorted(f for f in referenced_by_snapshots(table) if not object_exists(s3, f))
+    assert not missing, f"referenced files gone after ORPHANS: {missing[:5]}"
+    assert_same_rows(matrix, name, after_writers)
+    logs = sorted((config.home / "logs").glob("*"))
+    assert logs and not [log.name for log in logs if SECRET_KEY in log.read_text(errors="replace")], "the S3 secret reached a log"
+
+
+# -- leases and fencing ----------------------------------------------------------------------
+@pytest.mark.parametrize("catalog", S3_CATALOGS)
+def test_paused_holder_is_fenced_after_takeover(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
+    """tests/test_fencing.py's SIGSTOP takeover on a Hive and a REST table: holder A (its own
+    process) commits, is paused past its lease, B takes over and commits, A resumes and
+    lands nothing and deletes nothing."""
+    name = f"{catalog}.matrix.fence_{uuid.uuid4().hex[:8]}"
+    matrix.worker.call(spark_worker.make_cdc_table, name, 400, 2)
+    raw = {**matrix.raw, "state": {"url": f"sqlite:///{tmp_path / 'state.db'}"}, "leases": {"ttl_seconds": 3.0}}
+    config_path = write_config(tmp_path / "fence.yaml", raw)
+    config = load_config(str(config_path))
+    ref = parse_table_ref(name, config)
+    flag = tmp_path / "resume"
+    s3 = matrix.s3()
+
+    holder_a = subprocess.Popen(
+        [sys.executable, "-m", "tests.fencing_worker", str(config_path), name, str(flag)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **CREDENTIALS_ENV},
+    )
+    try:
+        ready = read_line(holder_a, "READY", timeout=300).split()
+        a_run_id, scratch = ready[1], ready[2:]
+        assert scratch and all(object_exists(s3, p) for p in scratch)
+        os.kill(holder_a.pid, signal.SIGSTOP)
+        time.sleep(4.5)  # past A's 3 s lease
+
+        b = matrix.worker.call(spark_worker.fencing_holder_b, str(config_path), name, 20_000_001)
+        assert b["status"] == "committed", b["error"]
+        after_b = tmp_path / "rows-after-b"
+        matrix.worker.call(spark_worker.copy_rows, name, str(after_b))
+
+        flag.touch()
+        os.kill(holder_a.pid, signal.SIGCONT)
+        refused = read_line(holder_a, "REFUSED", timeout=120)
+        status = read_line(holder_a, "STATUS", timeout=60)
+        assert holder_a.wait(timeout=60) == 0
+    finally:
+        if holder_a.poll() is None:
+            os.kill(holder_a.pid, signal.SIGCONT)
+            holder_a.kill()
+            holder_a.wait()
+
+    assert refused == "REFUSED delete,commit"
+    assert status == f"STATUS {FENCED}"
+    summaries = snapshot_summaries(load_table(config, ref))
+    a_commits = [s for s in summaries if s.get("icemaint.run-id") == a_run_id]
+    b_commits = [s for s in summaries if s.get("icemaint.run-id") == b["run_id"]]
+    assert len(a_commits) == 1 and len(b_commits) == 1  # A's one commit before the pause, none after
+    assert summaries.index(a_commits[0]) < summaries.index(b_commits[0])
+    assert int(b_commits[0]["icemaint.lease-epoch"]) > int(a_commits[0]["icemaint.lease-epoch"])
+    assert all(object_exists(s3, p) for p in scratch)  # nothing deleted
+    assert_same_rows(matrix, name, after_b)
+
+    from maintenance.state.store import open_state
+
+    a_run = open_state(config).runs.get(a_run_id)
+    assert a_run is not None and a_run.status == FENCED
+    leases = {lease["table"]: lease for lease in matrix.cli_json("leases", config_path=config_path)}
+    assert leases[str(ref)]["held"] is False and leases[str(ref)]["epoch"] == int(b_commits[0]["icemaint.lease-epoch"])
+
+
+# -- the cycle: `icemaint run`, policies selecting by catalog ----------------------------------
+@pytest.mark.parametrize("catalog", [pytest.param("sql_local", id="sql+local"), *S3_CATALOGS])
+def test_run_cycle_applies_the_catalogs_policy(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
+    """One `icemaint run` per catalog from the config naming all three: each catalog's
+    policy (selected by catalog) decides the job; it commits, verified."""
+    name = f"{catalog}.daemon.t_{uuid.uuid4().hex[:8]}"
+    matrix.worker.call(spark_worker.make_cdc_table, name, 600, 2)
+    before = tmp_path / "rows-before"
+    matrix.worker.call(spark_worker.copy_rows, name, str(before))
+
+    results = matrix.cli_json("run", name)
+
+    assert [(r["job"], r["status"]) for r in results] == [(POLICY_JOBS[catalog], "committed")], results
+    assert all(r["content_verified"] for r in results), results
+    assert_same_rows(matrix, name, before)
+
+
+# -- the REST fixture itself ------------------------------------------------------------------
+@pytest.mark.rest
+def test_rest_fixture_serves_the_routes_clients_use(catalog_services: Services) -> None:
+    """pyiceberg against the fixture: namespaces (nested too), tables, compare-and-swap
+    commits, a staged create, rename and drop, each error with its REST status."""
+    from pyiceberg.catalog import load_catalog
+    from pyiceberg.exceptions import (
+        NamespaceAlreadyExistsError,
+        NamespaceNotEmptyError,
+        NoSuchNamespaceError,
+        NoSuchTableError,
+        TableAlreadyExistsError,
+    )
+
+    from tests.services.s3 import pyiceberg_s3_properties
+
+    catalog = load_catalog("routes", type="rest", uri=catalog_services.rest.uri, **pyiceberg_s3_properties(catalog_services.s3))
+    ns = f"routes_{uuid.uuid4().hex[:8]}"
+    catalog.create_namespace(ns, {"owner": "tests"})
+    with pytest.raises(NamespaceAlreadyExistsError):
+        catalog.create_namespace(ns)
+    catalog.update_namespace_properties(ns, removals={"owner"}, updates={"team": "maintenance"})
+    assert catalog.load_namespace_properties(ns).get("team") == "maintenance" and "owner" not in catalog.load_namespace_properties(ns)
+    catalog.create_namespace((ns, "inner"))
+    assert (ns, "inner") in catalog.list_namespaces(ns)
+
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+    table = catalog.create_table(f"{ns}.a", schema)
+    with pytest.raises(TableAlreadyExistsError):
+        catalog.create_table(f"{ns}.a", schema)
+    stale = catalog.load_table(f"{ns}.a")
+    table.append(pa.table({"id": [1, 2], "v": ["x", "y"]}, schema=schema))
+    refusals = catalog_services.rest.process.log.read_text().count(f"/{ns}/tables/a -> 409 CommitFailedException")
+    # Its base is gone: the server's compare-and-swap refuses the first attempt (409), and
+    # pyiceberg retries on fresh metadata; neither append is lost.
+    stale.append(pa.table({"id": [3], "v": ["z"]}, schema=schema))
+    assert catalog_services.rest.process.log.read_text().count(f"/{ns}/tables/a -> 409 CommitFailedException") == refusals + 1
+    assert catalog.load_table(f"{ns}.a").scan().to_arrow().num_rows == 3
+
+    with catalog.create_table_transaction(f"{ns}.staged", schema) as txn:
+        txn.set_properties({"created": "staged"})
+    assert catalog.load_table(f"{ns}.staged").properties["created"] == "staged"
+
+    catalog.rename_table(f"{ns}.a", f"{ns}.b")
+    assert sorted(catalog.list_tables(ns)) == [(ns, "b"), (ns, "staged")]
+    with pytest.raises(NoSuchTableError):
+        catalog.load_table(f"{ns}.a")
+    assert catalog.table_exists(f"{ns}.b") and not catalog.table_exists(f"{ns}.a")
+    with pytest.raises(NamespaceNotEmptyError):
+        catalog.drop_namespace(ns)
+    for name in ("b", "staged"):
+        catalog.drop_table(f"{ns}.{name}")
+    catalog.drop_namespace((ns, "inner"))
+    catalog.drop_namespace(ns)
+    with pytest.raises(NoSuchNamespaceError):
+        catalog.load_namespace_properties(ns)

@@ -1,0 +1,115 @@
+"""Fault injection: every job killed with SIGKILL (its whole process group, Python and the
+Spark JVM, as a container kill does) at named points (`maintenance/faults.py`), then:
+
+- the table's content is what it was (a frozen parquet copy, EXCEPT ALL both ways);
+- no file any retained snapshot needs is missing;
+- the lease is taken by the next holder once its TTL has passed, and the killed run, left
+  `running`, becomes `abandoned`;
+- after an expiry and `orphans --older-than 0s --force`, nothing the killed run wrote is
+  left anywhere under the table location.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from maintenance.catalogs import TableRef, load_table
+from maintenance.config import Config, LeaseConfig
+from maintenance.jobs.outcome import COMMITTED, NOOP
+from maintenance.jobs.runner import run_job
+from maintenance.state.store import open_state
+from maintenance.table.references import ReferencedFiles
+from maintenance.table.paths import normalise
+from maintenance.workload.shape import TableShape
+from tests.conftest import CdcFactory
+from tests.file_checks import local, missing_referenced_files, plant
+from tests.iceberg_oracle import FrozenRows
+
+pytestmark = pytest.mark.faults
+REPO = Path(__file__).resolve().parents[1]
+TTL_S = 3.0
+CASES = [
+    ("convert", "lease-acquired"), ("convert", "claimed"), ("convert", "spark-write"), ("convert", "staged"), ("convert", "published"),
+    ("rewrite", "spark-write"), ("rewrite", "staged"),
+    ("merge", "spark-write"), ("merge", "staged"), ("merge", "published"),
+    ("expire", "claimed"), ("expire", "deleting"),
+    ("orphans", "deleting"),
+]
+ARGS = {"expire": ["--older-than", "0s", "--retain-last", "1"], "orphans": ["--older-than", "1d"]}
+
+
+def files_under(root: Path) -> set[Path]:
+    return {p for p in root.rglob("*") if p.is_file()}
+
+
+def run_killed(config_path: Path, home: Path, job: str, table: str, point: str) -> int:
+    """The job as a user runs it, in a process group of its own, killed at `point`."""
+    env = {**os.environ, "ICEMAINT_HOME": str(home), "ICEMAINT_KILL_AT": point}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "maintenance", "--config", str(config_path), job, table, "--verify", "--json", *ARGS.get(job, [])],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        process.wait(timeout=300)
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # a JVM outliving its Python would be a bug; make sure
+        except ProcessLookupError:
+            pass
+    return process.returncode
+
+
+@pytest.mark.parametrize(("job", "point"), CASES, ids=[f"{j}-{p}" for j, p in CASES])
+def test_a_job_killed_at_a_named_point_leaves_the_table_whole_and_cleanable(spark, home: Path, config: Config, cdc_table: CdcFactory,
+                                                                           tmp_path: Path, job: str, point: str) -> None:
+    commits = 6 if job == "expire" else 3  # expiry deletes a manifest list per expired snapshot: several batches
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=800, commits=commits, update_ratio=0.3, delete_ratio=0.05)
+    root = local(load_table(config, ref).location())
+    if job == "orphans":
+        for n in range(5):
+            plant(root / "data" / f"left-behind-{n}.parquet", days_old=3)
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    before = files_under(root)
+    config_path = tmp_path / "icemaint.yaml"
+    config_path.write_text(yaml.safe_dump({"home": str(home), "leases": {"ttl_seconds": TTL_S}}))
+
+    code = run_killed(config_path, home, job, str(ref), point)
+
+    assert code == -signal.SIGKILL, f"the job was not killed at {point} (exit {code})"
+    frozen.assert_same()
+    assert missing_referenced_files(load_table(config, ref)) == []
+    state = open_state(config)
+    killed = next(r for r in state.runs.list(table=str(ref)) if r.job == job)
+    assert killed.status == "running"
+
+    time.sleep(TTL_S + 0.5)  # the killed holder's lease expires
+    short = dataclasses.replace(config, leases=LeaseConfig(ttl_seconds=TTL_S))
+    expired = run_job(short, ref, "expire", {"max_snapshot_age": 0, "min_snapshots_to_keep": 1}, verify=True)
+    assert expired.status in (COMMITTED, NOOP), expired.error
+    assert state.runs.get(killed.run_id).status == "abandoned"
+    cleaned = run_job(short, ref, "orphans", {"older_than": 0, "force": True}, verify=True)
+    assert cleaned.status in (COMMITTED, NOOP), cleaned.error
+
+    frozen.assert_same()
+    table = load_table(config, ref)
+    assert missing_referenced_files(table) == []
+    referenced = ReferencedFiles()
+    referenced.add_table(table)
+    left = sorted(str(p) for p in files_under(root) - before if not referenced_or_its_checksum(p, referenced))
+    assert left == [], f"files of the killed {job} left after cleanup: {left[:5]}"
+
+
+def referenced_or_its_checksum(path: Path, referenced: ReferencedFiles) -> bool:
+    """A file some metadata references, or the Hadoop checksum (`.NAME.crc`) beside one."""
+    if path.name.startswith(".") and path.name.endswith(".crc"):
+        path = path.with_name(path.name[1:-4])
+    return normalise(str(path)) in referenced.keys

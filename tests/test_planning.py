@@ -1,0 +1,225 @@
+"""The pure planners on hand-built metadata: no Spark, no files, milliseconds each.
+
+CONVERT's and MERGE's target choice, REWRITE's grouping and sequence numbers, MERGE's file
+groups and sizes, expiry's retention rules, the reader cost ranking, and the option parser
+every source of options shares.
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+import pytest
+from pyiceberg.partitioning import PartitionField, PartitionSpec
+from pyiceberg.schema import Schema
+from pyiceberg.table.metadata import TableMetadataV2
+from pyiceberg.transforms import IdentityTransform
+from pyiceberg.types import LongType, NestedField, StringType
+
+from maintenance.errors import UsageError
+from maintenance.jobs import registry
+from maintenance.jobs.convert.plan import plan_convert
+from maintenance.jobs.expire.options import ExpireOptions
+from maintenance.jobs.expire.plan import plan_expiry
+from maintenance.jobs.file_groups.grouping import expected_files, plan_groups, split_size
+from maintenance.jobs.merge.plan import plan_merge
+from maintenance.jobs.options import DURATION, SIZE, STRINGS, OptionError
+from maintenance.jobs.rewrite.plan import plan_rewrite
+from maintenance.schedule.planner import reader_cost
+from maintenance.table.files import Content, SnapshotFiles, TableFile
+from maintenance.table.health import PartitionHealth, TableHealth
+from maintenance.table.stats import ColumnStats
+
+SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "region", StringType(), required=False))
+UNPARTITIONED = PartitionSpec(spec_id=0)
+BY_REGION = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="region"), spec_id=1)
+_names = iter(range(1_000_000))
+
+
+def long_bound(value: int) -> bytes:
+    return struct.pack("<q", value)
+
+
+def table_file(content: Content, seq: int, region: str | None = None, *, size: int = 1000, records: int = 10, ids: tuple[int, int] | None = None,
+               nulls: int | None = 0, equality_ids: tuple[int, ...] = (), referenced: str | None = None, spec: int | None = None) -> TableFile:
+    stats = ColumnStats(
+        value_counts={1: records} if nulls is not None else {},
+        null_counts={1: nulls} if nulls is not None else {},
+        lower={1: long_bound(ids[0])} if ids else {},
+        upper={1: long_bound(ids[1])} if ids else {},
+    )
+    spec_id = spec if spec is not None else (1 if region is not None else 0)
+    return TableFile(
+        path=f"/t/{content.name.lower()}-{next(_names)}.parquet", content=content, file_format="PARQUET", spec_id=spec_id,
+        partition=(region,) if region is not None else (), partition_path=f"region={region}" if region is not None else "",
+        seq=seq, file_seq=seq, records=records, size=size, stats=stats, equality_ids=equality_ids, referenced_data_file=referenced,
+    )
+
+
+def data(seq: int, region: str | None = None, **kw: Any) -> TableFile:
+    return table_file(Content.DATA, seq, region, **kw)
+
+
+def eq(seq: int, region: str | None = None, **kw: Any) -> TableFile:
+    return table_file(Content.EQUALITY_DELETES, seq, region, equality_ids=(1,), **kw)
+
+
+def pos(seq: int, region: str | None = None, **kw: Any) -> TableFile:
+    return table_file(Content.POSITION_DELETES, seq, region, **kw)
+
+
+def snapshot(*files: TableFile, seq: int = 10) -> SnapshotFiles:
+    return SnapshotFiles("uuid", 1, seq, 2, SCHEMA, {0: UNPARTITIONED, 1: BY_REGION}, list(files))
+
+
+# -- CONVERT ---------------------------------------------------------------------------
+def test_convert_targets_follow_scope_sequence_and_known_bounds() -> None:
+    older, same_commit, other_region = data(1, "a", ids=(0, 9)), data(3, "a", ids=(0, 9)), data(1, "b", ids=(0, 9))
+    far = data(1, "a", ids=(100, 200))
+    counts_only = data(1, "a", nulls=0)  # metrics mode counts: no bounds, so no pruning
+    delete = eq(3, "a", ids=(5, 5))
+    plan = plan_convert(snapshot(older, same_commit, other_region, far, counts_only, delete))
+    assert {t.path for t in plan.targets} == {older.path, counts_only.path}
+    assert plan.applies_to[older.path] == [delete.path]
+
+
+def test_a_global_delete_reaches_every_partition_and_needs_the_whole_table() -> None:
+    a, b = data(1, "a"), data(1, "b")
+    delete = eq(2, nulls=None)  # unpartitioned spec: global
+    assert {t.path for t in plan_convert(snapshot(a, b, delete)).targets} == {a.path, b.path}
+    assert plan_convert(snapshot(a, b, delete), partitions=("region=a",)).empty
+
+
+def test_null_keys_keep_files_that_hold_nulls() -> None:
+    only_nulls = eq(2, "a", nulls=10, records=10)
+    no_nulls, some_nulls = data(1, "a", ids=(0, 9), nulls=0), data(1, "a", ids=(0, 9), nulls=3)
+    plan = plan_convert(snapshot(no_nulls, some_nulls, only_nulls))
+    assert {t.path for t in plan.targets} == {some_nulls.path}
+
+
+def test_max_delete_files_takes_the_oldest_first() -> None:
+    first, second, third = eq(4, "a"), eq(2, "a"), eq(3, "a")
+    plan = plan_convert(snapshot(data(1, "a"), first, second, third), max_delete_files=2)
+    assert [d.path for d in plan.deletes] == [second.path, third.path]
+
+
+# -- MERGE -----------------------------------------------------------------------------
+def test_merge_targets_every_file_a_delete_applies_to_and_packs_small_ones() -> None:
+    hit, untouched_small, other_region = data(1, "a", size=10), data(1, "a", size=10, ids=(50, 60)), data(1, "b", size=10)
+    file_scoped = pos(2, "a", referenced=hit.path)
+    partition_scoped = pos(2, "b")
+    plan = plan_merge(snapshot(hit, untouched_small, other_region, file_scoped, partition_scoped), current_spec_id=1, small_file_bytes=100)
+    assert {t.path for t in plan.targets} == {hit.path, untouched_small.path, other_region.path}
+    assert {d.path for d in plan.deletes} == {file_scoped.path, partition_scoped.path}
+    scoped = plan_merge(snapshot(hit, other_region, file_scoped, partition_scoped), current_spec_id=1, partitions=("region=b",))
+    assert {t.path for t in scoped.targets} == {other_region.path} and {d.path for d in scoped.deletes} == {partition_scoped.path}
+
+
+def test_merge_groups_write_older_specs_into_the_current_one() -> None:
+    current = [data(1, "a", size=100), data(1, "b", size=100)]
+    assert sorted(str(g.key) for g in plan_groups(current, 1, {})) == ["(1, ('a',))", "(1, ('b',))"]
+    mixed = plan_groups([*current, data(1, spec=0, size=100)], 1, {})
+    assert len(mixed) == 1 and mixed[0].reshuffle and len(mixed[0].files) == 3
+
+
+@pytest.mark.parametrize(("output", "target", "files"), [(50, 100, 1), (110, 100, 1), (150, 100, 2), (130, 100, 1), (199, 100, 2), (1010, 100, 10), (1040, 100, 10)])
+def test_expected_output_files_stay_near_the_target(output: int, target: int, files: int) -> None:
+    assert expected_files(output, target) == files
+
+
+def test_a_split_is_a_share_plus_the_largest_file() -> None:
+    weights = [30] * 10
+    assert split_size(weights, 3) == 100 + 30 + 1  # every split but the last holds more than a share
+
+
+# -- REWRITE ---------------------------------------------------------------------------
+def test_rewrite_groups_by_the_data_files_partition_with_the_highest_sequence_number() -> None:
+    a1, b1 = data(1, "a"), data(1, "b")
+    many = [pos(s, "a", size=10) for s in (2, 3, 4)]
+    cross = pos(5, "a", size=10, referenced=b1.path)  # file-scoped: applies to b1 in another partition
+    compact = [pos(2, "c", size=10)]  # one file: nothing to combine
+    plan = plan_rewrite(snapshot(a1, b1, *many, cross, *compact), {})
+    assert {d.path for d in plan.deletes} == {d.path for d in [*many, cross]}
+    by_partition = dict(zip(plan.partitions, plan.sequence_numbers))
+    assert by_partition == {(1, ("a",)): 4, (1, ("b",)): 5}
+    assert {d.path for d in plan.data} == {a1.path, b1.path}
+
+
+# -- EXPIRE ----------------------------------------------------------------------------
+def metadata(snapshots: list[dict[str, Any]], refs: dict[str, dict[str, Any]], properties: dict[str, str] | None = None) -> TableMetadataV2:
+    return TableMetadataV2(
+        location="/t", table_uuid="9c12d441-03fe-4693-9a96-a0705ddf69c1", last_updated_ms=10_000, last_column_id=2,
+        schemas=[SCHEMA], current_schema_id=0, partition_specs=[UNPARTITIONED], default_spec_id=0, last_partition_id=999,
+        properties=properties or {}, current_snapshot_id=snapshots[-1]["snapshot-id"], snapshots=snapshots, refs=refs,
+        last_sequence_number=len(snapshots),
+    )
+
+
+def snap(snapshot_id: int, parent: int | None, ts: int, **summary: str) -> dict[str, Any]:
+    return {"snapshot-id": snapshot_id, "parent-snapshot-id": parent, "sequence-number": snapshot_id, "timestamp-ms": ts,
+            "manifest-list": f"/t/snap-{snapshot_id}.avro", "summary": {"operation": "append", **summary}, "schema-id": 0}
+
+
+def chain(count: int, **checkpoint_at: str) -> list[dict[str, Any]]:
+    return [snap(i, i - 1 if i > 1 else None, i * 1000, **({"flink.max-committed-checkpoint-id": "7"} if str(i) in checkpoint_at.values() else {}))
+            for i in range(1, count + 1)]
+
+
+def test_expiry_keeps_the_newest_by_count_and_age() -> None:
+    meta = metadata(chain(6), {"main": {"snapshot-id": 6, "type": "branch"}})
+    assert plan_expiry(meta, ExpireOptions(max_snapshot_age=0, min_snapshots_to_keep=2), now_ms=100_000).snapshot_ids == [1, 2, 3, 4]
+    assert plan_expiry(meta, ExpireOptions(max_snapshot_age=97, min_snapshots_to_keep=1), now_ms=100_000).snapshot_ids == [1, 2]
+
+
+def test_expiry_keeps_tags_and_the_chain_to_a_writers_checkpoint() -> None:
+    meta = metadata(chain(6, at="2"), {"main": {"snapshot-id": 6, "type": "branch"}, "release": {"snapshot-id": 1, "type": "tag"}})
+    plan = plan_expiry(meta, ExpireOptions(max_snapshot_age=0, min_snapshots_to_keep=1), now_ms=100_000)
+    assert plan.snapshot_ids == [] and plan.kept_for_checkpoints == {"flink.max-committed-checkpoint-id": 2}
+
+
+def test_table_properties_set_the_retention_when_options_do_not() -> None:
+    meta = metadata(chain(5), {"main": {"snapshot-id": 5, "type": "branch"}},
+                    {"history.expire.max-snapshot-age-ms": "0", "history.expire.min-snapshots-to-keep": "3"})
+    assert plan_expiry(meta, ExpireOptions(), now_ms=100_000).snapshot_ids == [1, 2]
+
+
+# -- ranking ---------------------------------------------------------------------------
+def test_reader_cost_weighs_deletes_by_the_data_files_they_cover() -> None:
+    def health(data_files: int, deletes: int) -> TableHealth:
+        part = PartitionHealth(data_files=data_files, data_bytes=data_files * 2**20, equality_delete_files=deletes, equality_delete_records=deletes)
+        return TableHealth(data_files=data_files, data_bytes=data_files * 2**20, equality_delete_files=deletes, partitions=[part])
+
+    assert reader_cost(health(1000, 100)).extra_bytes > 100 * reader_cost(health(2, 100)).extra_bytes
+
+
+# -- options: one parser for every source -------------------------------------------------
+def test_option_kinds_read_yaml_values_property_strings_and_flags_alike() -> None:
+    assert DURATION.parse("3d") == DURATION.parse(259200) == 259200.0
+    assert SIZE.parse("512MiB") == SIZE.parse(536870912) == 536870912
+    assert STRINGS.parse("a, b") == STRINGS.parse(["a", "b"]) == ("a", "b")
+    with pytest.raises(OptionError, match="not a duration"):
+        DURATION.parse("soon")
+
+
+def test_job_options_from_raw_values_and_their_errors() -> None:
+    expire = registry.job("expire")
+    assert expire.parse_options({"max_snapshot_age": "2d", "checkpoint_keys": "a,b"}) == ExpireOptions(172800.0, None, ("a", "b"))
+    with pytest.raises(UsageError, match="--retain-last: must be an integer of at least 1"):
+        expire.parse_options({"min_snapshots_to_keep": "0"})
+    with pytest.raises(UsageError, match="not an option of this job"):
+        registry.job("merge").parse_options({"retention": "1d"})
+    orphans = registry.job("orphans")
+    with pytest.raises(UsageError, match="below 1 hour"):
+        orphans.check_options(orphans.parse_options({"older_than": "10m"}), False)
+    orphans.check_options(orphans.parse_options({"older_than": "10m"}), True)  # a dry run may look
+
+
+def test_every_job_is_in_the_registry_once_with_its_options_declared() -> None:
+    names = [spec.name for spec in registry.JOBS]
+    assert len(names) == len(set(names))
+    for spec in registry.JOBS:
+        spec.parse_options(None)  # the defaults are valid
+        for option in spec.option_specs():
+            assert option.help and option.kind.name
+            assert option.policy_key or option.flag, option.name

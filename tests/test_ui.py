@@ -1,0 +1,513 @@
+"""The status page (maintenance/ui/), driven in a real browser: Debian's Chromium, headless,
+through chromedriver and selenium (`make test-tools` installs them).
+
+- the overview lists generated tables in the planner's reader-cost order, failing ones first
+  (served by `icemaint ui`, without the scheduler);
+- a table's page shows its partitions and a run that just happened, with the health it
+  recorded at its end;
+- a table whose name holds `<script>` (and an error text holding markup) is shown as text;
+- the leases page shows holder, epoch, expiry and run;
+- the overview of 1,000 tables renders in under a second from the cache (measured, printed).
+
+Each page is photographed on the way into docs/ (the README shows them).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from maintenance.catalogs import TableRef, get_catalog, load_table
+from maintenance.config import Config
+from maintenance.daemon.http import serve
+from maintenance.schedule.planner import reader_cost
+from maintenance.state.store import StateStore, open_state
+from maintenance.table.health import table_health
+from maintenance.ui.pages import MAX_PER_PAGE, StatusPages
+from maintenance.ui.status import DAEMON_SOURCE, StatusCache
+from tests.conftest import CdcFactory
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT_NAME = "<script>pwned=1</script>"
+MARKUP_ERROR = "<img src=x onerror=\"document.title='pwned'\"> ValidationException: found a new position delete for a replaced data file"
+
+
+# -- the browser ------------------------------------------------------------------------------
+def _which(*names: str) -> str | None:
+    for name in names:
+        found = shutil.which(name) or (name if os.path.isabs(name) and os.access(name, os.X_OK) else None)
+        if found:
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    chromium = _which("chromium", "chromium-browser")
+    driver_path = _which("chromedriver", "/usr/lib/chromium/chromedriver")
+    if chromium is None or driver_path is None:
+        pytest.fail("Chromium and chromedriver are needed: `make test-tools` installs them (scripts/setup-test-browser.sh)")
+    options = Options()
+    options.binary_location = chromium
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                "--disable-sync", "--no-first-run", f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}",
+                "--no-proxy-server", "--disable-dev-shm-usage", "--window-size=1440,1000", "--hide-scrollbars"):
+        options.add_argument(arg)
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    driver.set_page_load_timeout(120)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def open_page(driver, url: str) -> None:  # type: ignore[no-untyped-def]
+    """Load a page; while the first evaluation is under way the overview says so and reloads
+    itself every 5 s (a meta refresh): wait for the real page (its footer or its table)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(url)
+    WebDriverWait(driver, 300, poll_frequency=0.5).until(
+        lambda d: not d.find_elements(By.CSS_SELECTOR, 'meta[http-equiv="refresh"]') and d.find_elements(By.TAG_NAME, "main"))
+
+
+def screenshot(driver, name: str) -> Path:  # type: ignore[no-untyped-def]
+    """The whole page (not only the window) as a PNG under docs/, through the DevTools protocol."""
+    size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+    clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 4000), "scale": 1}
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True, "clip": clip})
+    path = DOCS / name
+    path.write_bytes(base64.b64decode(shot["data"]))
+    assert path.stat().st_size > 10_000
+    return path
+
+
+def assert_no_markup_ran(driver) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.common.by import By
+
+    assert driver.find_elements(By.TAG_NAME, "script") == []
+    assert driver.find_elements(By.CSS_SELECTOR, "main img") == []
+    assert driver.execute_script("return window.pwned === undefined")
+    assert driver.title != "pwned"  # the error text would set it
+
+
+# -- servers ----------------------------------------------------------------------------------
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=60) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+@pytest.fixture()
+def pages_server(config: Config) -> Iterator[Callable[..., str]]:
+    """Serve the pages in this process with a fresh cache: serve_pages(**StatusPages kwargs) -> base URL."""
+    servers = []
+
+    def start(cache: StatusCache | None = None, **kwargs: object) -> str:
+        kwargs.setdefault("wait_s", 300.0)  # the first view waits for the first evaluation, however many tables the session made
+        server = serve("127.0.0.1", 0, pages=StatusPages(config, cache or StatusCache(config, ttl_s=300), **kwargs))  # type: ignore[arg-type]
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+
+
+@pytest.fixture()
+def icemaint_ui(home: Path) -> Iterator[Callable[[], str]]:
+    """`icemaint ui --port P` as its own process, on the session's home (the embedded default)."""
+    processes: list[tuple[subprocess.Popen[bytes], Path]] = []
+
+    def start() -> str:
+        port = free_port()
+        log = home / f"ui-{port}.log"
+        env = {k: v for k, v in os.environ.items() if k != "ICEMAINT_CONFIG"}
+        env["ICEMAINT_HOME"] = str(home)
+        process = subprocess.Popen([sys.executable, "-m", "maintenance", "ui", "--port", str(port)], stdout=log.open("wb"), stderr=subprocess.STDOUT,
+                                   env=env, cwd=REPO)
+        processes.append((process, log))
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            assert process.poll() is None, log.read_text()
+            try:
+                if http_get(f"http://127.0.0.1:{port}/healthz")[0] == 200:
+                    return f"http://127.0.0.1:{port}"
+            except OSError:
+                time.sleep(0.2)
+        pytest.fail(f"icemaint ui did not start:\n{log.read_text()}")
+
+    yield start
+    for process, log in processes:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0, log.read_text()
+
+
+def record_run(state: StateStore, table: str, job: str, status: str, *, error: str | None = None, holder: str = "daemon@ops-1:4242:9f1c2e7a") -> str:
+    run_id = str(uuid.uuid4())
+    state.runs.start(run_id, table, job, holder_id=holder, lease_epoch=3)
+    if status != "running":
+        state.runs.finish(run_id, status, error=error)
+    return run_id
+
+
+def cost_of(config: Config, ref: TableRef) -> float:
+    return reader_cost(table_health(str(ref), load_table(config, ref), small_file_bytes=config.health.small_file_bytes)).extra_bytes
+
+
+# -- the pages in a browser ---------------------------------------------------------------------
+def test_overview_lists_generated_tables_in_reader_cost_order(spark, config: Config, home: Path, cdc_table: CdcFactory, browser,
+                                                              icemaint_ui) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.common.by import By
+
+    made = [
+        cdc_table(ref=TableRef(config.default_catalog, ("shop",), "orders"), rows=3000, commits=8, update_ratio=0.3)[0],
+        cdc_table(ref=TableRef(config.default_catalog, ("shop",), "payments"), rows=1500, commits=3, update_ratio=0.2)[0],
+    ]
+    # one more the way an operator makes one: `icemaint workload cdc`
+    env = {**{k: v for k, v in os.environ.items() if k != "ICEMAINT_CONFIG"}, "ICEMAINT_HOME": str(home)}
+    generated = subprocess.run([sys.executable, "-m", "maintenance", "workload", "cdc", "shop.customers", "--rows", "600", "--commits", "1",
+                                "--update-ratio", "0.05", "--json"], capture_output=True, text=True, env=env, cwd=REPO, timeout=600, check=False)
+    assert generated.returncode == 0, generated.stderr
+    made.append(TableRef(config.default_catalog, ("shop",), "customers"))
+    costs = {str(ref): cost_of(config, ref) for ref in made}
+    expected = sorted(costs, key=lambda name: -costs[name])
+    assert len(set(costs.values())) == len(costs), costs  # a strict order to check
+
+    base = icemaint_ui()
+    open_page(browser, f"{base}/?namespace=shop")
+    rows = browser.find_elements(By.CSS_SELECTOR, "table.overview tbody tr")
+    assert [r.get_attribute("data-table") for r in rows] == expected
+    assert [r.find_element(By.CSS_SELECTOR, "a.table-name").text for r in rows] == expected
+    costliest = table_health(expected[0], load_table(config, {str(r): r for r in made}[expected[0]]), small_file_bytes=config.health.small_file_bytes)
+    assert rows[0].find_elements(By.TAG_NAME, "td")[4].text == f"{costliest.equality_delete_files} / {costliest.position_delete_files}"
+
+    # a failing run puts its table first, whatever it costs (runs are read at every view)
+    state = open_state(config)
+    cheapest = expected[-1]
+    record_run(state, cheapest, "merge", "failed", error="ValidationException: found a new position delete for a replaced data file; rerun to replan")
+    record_run(state, expected[0], "expire", "noop")
+    holder = "daemon@ops-2:977:4be0aa12"
+    lease = state.leases.acquire(expected[0], holder, ttl_s=60)
+    open_page(browser, f"{base}/?namespace=shop")
+    state.leases.release(lease)
+    rows = browser.find_elements(By.CSS_SELECTOR, "table.overview tbody tr")
+    assert [r.get_attribute("data-table") for r in rows] == [cheapest, *expected[:-1]]
+    assert "failing" in rows[0].get_attribute("class")
+    assert "merge ✗" in rows[0].text and "expire ✓" in rows[1].text and holder in rows[1].text
+    # filters are links, and other filters narrow to nothing
+    assert browser.find_elements(By.LINK_TEXT, "all")
+    open_page(browser, f"{base}/?namespace=shop&policy=no-such-policy")
+    assert browser.find_elements(By.CSS_SELECTOR, "table.overview tbody tr") == []
+    open_page(browser, f"{base}/?namespace=shop")
+    screenshot(browser, "ui-overview.png")
+
+
+def test_a_table_page_shows_its_partitions_and_a_run_that_just_happened(spark, config: Config, cdc_table: CdcFactory, browser,
+                                                                         pages_server) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.common.by import By
+
+    from maintenance.jobs.runner import run_job
+
+    ref, _, _ = cdc_table(ref=TableRef(config.default_catalog, ("shop",), "events"), rows=2000, commits=4, update_ratio=0.3)
+    before = run_job(config, ref, "merge", dry_run=True)  # a noop: records the health as it is
+    cdc_table(ref=ref, rows=800, commits=2, update_ratio=0.3, seed=7)  # more commits by the "sink"
+    result = run_job(config, ref, "merge", verify=True)
+    assert before.status == "noop" and result.status == "committed" and result.content_verified, result.error
+
+    state = open_state(config)
+    recorded = state.runs.get(result.run_id)
+    table = load_table(config, ref)
+    assert recorded.health is not None and recorded.health["snapshot_id"] == table.metadata.current_snapshot_id
+    assert recorded.health["equality_delete_files"] == 0 and recorded.health["position_delete_files"] == 0
+    assert state.runs.get(before.run_id).health["equality_delete_files"] > 0
+    cdc_table(ref=ref, rows=900, commits=3, update_ratio=0.3, seed=11)  # the sink goes on: deletes again, for the heatmap
+    now = table_health(str(ref), load_table(config, ref), small_file_bytes=config.health.small_file_bytes)
+    partitions = [p.partition for p in now.partitions]
+    assert len(partitions) == 4 and now.equality_delete_files > 0
+    with load_table(config, ref).transaction() as change:  # an operator's override of the policy, for this table
+        change.set_properties({"icemaint.merge.every": "30m"})
+
+    base = pages_server()
+    open_page(browser, f"{base}/?namespace=shop")
+    browser.find_element(By.CSS_SELECTOR, f'tr[data-table="{ref}"] a.table-name').click()
+    assert browser.find_element(By.TAG_NAME, "h1").text == str(ref)
+    cells = browser.find_elements(By.CSS_SELECTOR, "svg.heatmap g.cell")
+    assert sorted(c.get_attribute("data-partition") for c in cells) == sorted(partitions)
+    worst = max(now.partitions, key=lambda p: p.delete_files)
+    assert f"{worst.delete_files} deletes" in browser.find_element(By.CSS_SELECTOR, f'svg.heatmap g.cell[data-partition="{worst.partition}"]').text
+    listed = [r.find_elements(By.TAG_NAME, "td")[0].text for r in browser.find_elements(By.CSS_SELECTOR, "table.partitions tbody tr")]
+    assert sorted(listed) == sorted(partitions)
+    runs = browser.find_elements(By.CSS_SELECTOR, "table.runs tbody tr")
+    newest = runs[0].text
+    assert result.run_id[:8] in newest and "committed" in newest and "content verified" in newest
+    assert f"delete_files_removed={result.counters['delete_files_removed']}" in newest
+    assert any(before.run_id[:8] in r.text and "noop" in r.text for r in runs)
+    # the time chart: one point per run that recorded health (+ now), for each of the three series
+    assert len(browser.find_elements(By.CSS_SELECTOR, "svg.history circle")) == 3 * 3
+    policy = {r.find_elements(By.TAG_NAME, "td")[0].text: r.text for r in browser.find_elements(By.CSS_SELECTOR, "table.policy tbody tr")}
+    assert "default.yaml:" in policy["merge.when.equality_delete_files"]
+    assert "30m" in policy["merge.every"] and "table property icemaint.merge.every" in policy["merge.every"]
+    assert "replaces 10m from" in policy["merge.every"] and "default.yaml:" in policy["merge.every"]
+    screenshot(browser, "ui-table.png")
+
+
+def test_a_table_named_script_is_shown_as_text(config: Config, browser, pages_server) -> None:  # type: ignore[no-untyped-def]
+    import pyarrow as pa
+    from pyiceberg.partitioning import PartitionField, PartitionSpec
+    from pyiceberg.schema import Schema
+    from pyiceberg.transforms import IdentityTransform
+    from pyiceberg.types import LongType, NestedField, StringType
+    from selenium.webdriver.common.by import By
+
+    catalog = get_catalog(config, config.default_catalog)
+    catalog.create_namespace_if_not_exists("xss")
+    schema = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "tag", StringType(), required=False))
+    spec = PartitionSpec(PartitionField(source_id=2, field_id=1000, transform=IdentityTransform(), name="tag"))
+    warehouse = config.catalogs[config.default_catalog].warehouse
+    table = catalog.create_table(("xss", SCRIPT_NAME), schema, partition_spec=spec, location=f"{warehouse}/xss/scripted",
+                                 properties={"format-version": "2", "icemaint.merge.every": "<b>30m</b>"})
+    table.append(pa.table({"id": pa.array([1, 2], pa.int64()), "tag": pa.array(["<i>x</i>", "plain"])}))
+    name = f"{config.default_catalog}.xss.{SCRIPT_NAME}"
+    record_run(open_state(config), name, "merge", "failed", error=MARKUP_ERROR)
+
+    base = pages_server()
+    open_page(browser, f"{base}/?namespace=xss")
+    assert_no_markup_ran(browser)
+    link = browser.find_element(By.CSS_SELECTOR, "table.overview a.table-name")
+    assert link.text == name
+    assert "&lt;script&gt;pwned=1&lt;/script&gt;" in browser.page_source
+    link.click()
+    assert_no_markup_ran(browser)
+    assert browser.find_element(By.TAG_NAME, "h1").text == name
+    assert MARKUP_ERROR in browser.find_element(By.CSS_SELECTOR, "table.runs").text
+    # a bad table property is an error of that table (the planner skips it), shown as text too
+    main = browser.find_element(By.TAG_NAME, "main").text
+    assert "icemaint.merge.every" in main and "<b>30m</b>" in main
+    assert [p.text for p in browser.find_elements(By.CSS_SELECTOR, "table.partitions tbody tr td:first-child")] != []
+
+
+def test_the_leases_page_shows_holder_epoch_expiry_and_run(config: Config, browser, pages_server) -> None:  # type: ignore[no-untyped-def]
+    from selenium.webdriver.common.by import By
+
+    state = open_state(config)
+    holder = "daemon@ops-1:4242:9f1c2e7a"
+    table = f"{config.default_catalog}.shop.orders"
+    lease = state.leases.acquire(table, holder, ttl_s=120)
+    assert lease is not None
+    run_id = record_run(state, table, "merge", "running", holder=holder)
+    other = state.leases.acquire(f"{config.default_catalog}.shop.payments", "daemon@ops-2:977:4be0aa12", ttl_s=120)
+    try:
+        base = pages_server()
+        open_page(browser, f"{base}/leases")
+        rows = {r.find_element(By.CSS_SELECTOR, "a.table-name").text: r for r in browser.find_elements(By.CSS_SELECTOR, "table.leases tbody tr")}
+        row = rows[table].text
+        assert holder in row and str(lease.epoch) in row and "held" in row and run_id in row and "merge" in row
+        assert "in 1m" in row or "in 2m" in row  # expiry, by the database's clock
+        screenshot(browser, "ui-leases.png")
+    finally:
+        state.runs.finish(run_id, "committed")
+        state.leases.release(lease)
+        if other is not None:
+            state.leases.release(other)
+
+
+# -- the cache: 1,000 tables ----------------------------------------------------------------------
+def _thousand_tables(config: Config, state: StateStore):  # type: ignore[no-untyped-def]
+    """An evaluation of 1,000 tables as the daemon publishes it, and their run history and leases."""
+    import random
+
+    from sqlalchemy import insert
+
+    from maintenance.schedule.cycle import Evaluation
+    from maintenance.schedule.planner import Decision
+    from maintenance.state.schema import RunRow
+    from maintenance.table.health import PartitionHealth, TableHealth
+
+    rng = random.Random(19)
+    evaluation = Evaluation()
+    rows = []
+    now_ms = int(time.time() * 1000)
+    for i in range(1000):
+        name = f"lake.ns{i % 25}.table_{i:04d}"
+        parts = [PartitionHealth(partition=f"day={d}", data_files=rng.randint(1, 40), data_bytes=rng.randint(1, 10) * 2**27,
+                                 equality_delete_files=rng.randint(0, 30), position_delete_files=rng.randint(0, 30), data_records=10_000)
+                 for d in range(3)]
+        health = TableHealth(table=name, format_version=2, current_snapshot_id=i, snapshots=rng.randint(1, 400), partitions=parts,
+                             data_files=sum(p.data_files for p in parts), data_bytes=sum(p.data_bytes for p in parts),
+                             equality_delete_files=sum(p.equality_delete_files for p in parts), position_delete_files=sum(p.position_delete_files for p in parts),
+                             small_data_files=rng.randint(0, 50))
+        evaluation.health[name] = health
+        cost = reader_cost(health)
+        policy = ("default", "streaming-cdc", "batch-gdpr")[i % 3]
+        for job, due in (("merge", i % 4 == 0), ("expire", False), ("orphans", i % 7 == 0)):
+            evaluation.decisions.append(Decision(name, job, due, "equality_delete_files 12 >= 1" if due else "ran 42s ago (every 600s)", policy, cost, 12.0))
+        for k, job in enumerate(("merge", "expire", "orphans", "merge", "convert")):
+            status = "failed" if (i % 50 == 0 and k == 3) else ("committed" if k % 2 == 0 else "noop")
+            rows.append({"run_id": str(uuid.uuid4()), "table_name": name, "job": job, "status": status, "holder_id": "daemon@a:1:x", "lease_epoch": k,
+                         "started_at_ms": now_ms - (5 - k) * 60_000, "ended_at_ms": now_ms - (5 - k) * 60_000 + 9_000, "snapshot_id": i,
+                         "counters": json.dumps({"delete_files_removed": 3}), "error": "boom" if status == "failed" else None,
+                         "health": json.dumps({"data_files": 3, "snapshots": 4})})
+    with state.engine.begin() as conn:
+        conn.execute(insert(RunRow.__table__), rows)
+    for i in range(0, 1000, 10):
+        state.leases.acquire(f"lake.ns{i % 25}.table_{i:04d}", "daemon@a:1:x", ttl_s=600)
+    return evaluation
+
+
+def test_the_overview_of_1000_tables_renders_in_under_a_second_from_the_cache(config: Config, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    from maintenance.state.database import ensure_schema, make_engine
+    from maintenance.state.leases import LeaseStore
+    from maintenance.state.runs import RunStore
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'state.db'}")
+    ensure_schema(engine)
+    state = StateStore(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine))
+    evaluation = _thousand_tables(config, state)
+    cache = StatusCache(config, ttl_s=3600)
+    started = time.perf_counter()
+    cache.publish(evaluation)  # what the daemon does after each evaluation
+    publish_s = time.perf_counter() - started
+    pages = StatusPages(config, cache, state=lambda: state)
+
+    def timed(query: str) -> tuple[float, bytes]:
+        started = time.perf_counter()
+        response = pages.handle("/", query)
+        assert response.status == 200
+        return time.perf_counter() - started, response.body
+
+    timed("")  # warm: imports, the first connection
+    first_page = [timed("")[0] for _ in range(5)]
+    all_rows = [timed("per=1000")[0] for _ in range(5)]
+    filtered = [timed("namespace=ns3&policy=default")[0] for _ in range(5)]
+    _, body = timed("per=1000")
+    text = body.decode()
+    assert text.count('<tr class="') == 1000 and "table_0000" in text
+    assert text.index('data-table="lake.ns0.table_0000"') < text.index('data-table="lake.ns1.table_0001"')  # failing (i % 50 == 0) first
+
+    base = f"http://127.0.0.1:{serve('127.0.0.1', 0, pages=pages).server_address[1]}"
+    over_http = []
+    for _ in range(5):
+        started = time.perf_counter()
+        status, page = http_get(f"{base}/?per=1000")
+        over_http.append(time.perf_counter() - started)
+        assert status == 200 and page.count('<tr class="') == 1000
+    report = (f"status page, 1,000 tables from the cache (publish {publish_s * 1000:.0f} ms): first page of 50 "
+              f"{statistics.median(first_page) * 1000:.0f} ms, all 1,000 rows {statistics.median(all_rows) * 1000:.0f} ms "
+              f"(max {max(all_rows) * 1000:.0f} ms), filtered {statistics.median(filtered) * 1000:.0f} ms, all 1,000 over HTTP "
+              f"{statistics.median(over_http) * 1000:.0f} ms; median of 5, with 5,000 runs and 100 held leases read live")
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(report)
+    print(report)
+    assert max(all_rows) < 1.0 and max(over_http) < 1.0 and max(first_page) < 1.0
+
+
+# -- pieces without a browser ---------------------------------------------------------------------
+def test_run_health_round_trip_and_the_overview_queries(state: StateStore) -> None:
+    table = f"cat.ns.ui_{uuid.uuid4().hex[:8]}"
+    first = record_run(state, table, "merge", "committed")
+    time.sleep(0.02)
+    second = str(uuid.uuid4())
+    state.runs.start(second, table, "merge", holder_id="h", lease_epoch=4)
+    health = {"snapshot_id": 2**62 + 1, "data_files": 12, "small_data_files": 3, "position_delete_files": 0, "equality_delete_files": 5, "snapshots": 40}
+    state.runs.finish(second, "failed", error="boom", health=health)
+    time.sleep(0.02)
+    state.runs.start(str(uuid.uuid4()), table, "merge", holder_id="h", lease_epoch=None, status="skipped")  # newest, but skipped
+    assert state.runs.get(second).health == health and state.runs.get(first).health is None
+    latest = [r for r in state.runs.latest_per_job() if r.table == table]
+    assert [(r.run_id, r.status) for r in latest] == [(second, "failed")]
+    assert state.runs.count(table=table) == 3
+    assert [r.run_id for r in state.runs.list(table=table, limit=1, offset=1)] == [second]
+    assert [r.run_id for r in state.runs.list(table=table, status="committed")] == [first]
+
+
+def test_policy_settings_name_their_file_line_or_table_property(tmp_path: Path) -> None:
+    from maintenance.policy.loader import load_policies
+    from maintenance.ui.origins import policy_view
+
+    (tmp_path / "cdc.yaml").write_text(
+        "name: cdc\npriority: 5\nselect:\n  namespaces: [\"cdc*\"]\njobs:\n  merge:\n    when:\n      delete_ratio: 0.02\n    every: 6h\n"
+        "    spark:\n      spark.sql.shuffle.partitions: \"16\"\n  orphans:\n    every: 1d\n"
+    )
+    policies = load_policies(tmp_path)
+    ref = TableRef("local", ("cdc_orders",), "t")
+    view = policy_view(ref, {"icemaint.merge.every": "30m", "icemaint.merge.spark.spark.sql.shuffle.partitions": "8", "other": "x"}, policies)
+    settings = {s.key: s for s in view.settings}
+    source = str(tmp_path / "cdc.yaml")
+    assert view.chosen_by.startswith(f"its selector ({source}:3)")
+    assert (settings["merge.when.delete_ratio"].value, settings["merge.when.delete_ratio"].origin) == ("0.02", f"{source}:8")
+    assert (settings["merge.every"].value, settings["merge.every"].origin) == ("30m", "table property icemaint.merge.every")
+    assert settings["merge.every"].replaces == f"6h from {source}:9"
+    spark_key = "merge.spark.spark.sql.shuffle.partitions"
+    assert (settings[spark_key].value, settings[spark_key].origin) == ("8", "table property icemaint.merge.spark.spark.sql.shuffle.partitions")
+    assert settings["orphans.every"].origin == f"{source}:13"
+    assert settings["select.namespaces"].origin == f"{source}:4"
+    named = policy_view(ref, {"icemaint.policy": "cdc", "icemaint.enabled": "false"}, policies)
+    assert named.chosen_by == "table property icemaint.policy" and not named.resolved.enabled
+    assert {s.key: s.origin for s in named.settings}["icemaint.enabled"] == "table property icemaint.enabled"
+
+
+def test_charts_escape_partition_values() -> None:
+    from maintenance.table.health import PartitionHealth
+    from maintenance.ui import charts
+
+    svg = charts.heatmap([PartitionHealth(partition="tag=<script>x</script>", equality_delete_files=2, data_files=1)])
+    assert "<script>" not in svg and "&lt;script&gt;" in svg
+    chart = charts.history_chart([charts.Point(0, {"data_files": 1, "delete_files": 2, "snapshots": 3}, "after <b>merge</b>")])
+    assert "<b>" not in chart and chart.count("<circle") == 3
+
+
+def test_the_daemon_serves_the_page_from_its_latest_evaluation(spark, config: Config, cdc_table: CdcFactory) -> None:  # type: ignore[no-untyped-def]
+    """Beside /metrics and /healthz, on the daemon's port; no evaluation of its own once the daemon has one."""
+    from maintenance.daemon.service import Daemon
+
+    ref, _, _ = cdc_table(rows=500, commits=2)
+    daemon = Daemon(config)
+    daemon._evaluate(open_state(config))
+    snapshot = daemon.status.get(0)
+    assert snapshot is not None and snapshot.source == DAEMON_SOURCE and str(ref) in snapshot.by_name
+    own = []
+    daemon.status._evaluate = lambda: own.append(1)  # type: ignore[method-assign]
+    server = serve("127.0.0.1", 0, daemon.metrics.registry, daemon.healthy, pages=StatusPages(config, daemon.status, policies=lambda: daemon.policies))
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        status, page = http_get(f"{base}/?namespace={ref.namespace[0]}&per={MAX_PER_PAGE}")  # the shared catalog holds many tables
+        assert status == 200 and DAEMON_SOURCE.replace("'", "&#x27;") in page and str(ref) in page
+        assert http_get(f"{base}/healthz")[0] == 200
+        assert "icemaint_evaluations_total" in http_get(f"{base}/metrics")[1]
+        assert http_get(f"{base}/table?name={ref}")[0] == 200
+        assert http_get(f"{base}/nothing-here")[0] == 404
+        assert own == []
+    finally:
+        server.shutdown()
+        daemon.pool.shutdown()
