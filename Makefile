@@ -5,7 +5,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: setup system test-tools test test-integration demo bench clean
+.PHONY: setup system test-tools lint test test-integration demo bench clean
 
 setup: system $(STAMP)
 
@@ -32,8 +32,11 @@ test-tools: setup
 	  else echo "test-tools: please install a JDK 17 (javac), then run make again" >&2; exit 1; fi; }
 	@bash scripts/s3-jars.sh $(VENV)/bin/python
 
+lint: setup
+	$(VENV)/bin/ruff check maintenance tests benchmarks
+
 # The suite without the catalog matrix (about 10 minutes on 2 cores).
-test: setup test-tools
+test: setup test-tools lint
 	$(VENV)/bin/python -m pytest -m "not (hive or rest or s3 or faults)" $(PYTEST_ARGS)
 
 # The slow suites, which CI runs too: the catalog matrix (Hive Metastore, REST catalog and

@@ -15,10 +15,9 @@ import statistics
 import time
 import uuid
 
+from common import write_json
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
-
-from common import write_json
 
 DEFAULT_URL = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 

@@ -50,10 +50,10 @@ def measure(repeat: int) -> dict:
 
     from maintenance.catalogs import list_tables, load_table
     from maintenance.config import load_config
-    from maintenance.schedule.cycle import evaluate
-    from maintenance.table.health import table_health
     from maintenance.policy.loader import load_policies
+    from maintenance.schedule.cycle import evaluate
     from maintenance.state.store import open_state
+    from maintenance.table.health import table_health
 
     config = load_config(None)
     refs = list_tables(config)

@@ -17,7 +17,14 @@ from pyiceberg.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
 from maintenance.config import CatalogConfig, Config
-from maintenance.errors import CatalogUnavailableError, ConfigError, IcemaintError, UnknownTableError, UsageError, misconfigured
+from maintenance.errors import (
+    CatalogUnavailableError,
+    ConfigError,
+    IcemaintError,
+    UnknownTableError,
+    UsageError,
+    misconfigured,
+)
 from maintenance.redact import redact_text
 
 

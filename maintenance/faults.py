@@ -9,7 +9,8 @@ settled, and every file the killed run wrote gone after orphan cleanup.
 Points: `lease-acquired` (the run is recorded, nothing else done), `claimed` (the table
 carries this run's epoch), `spark-write` (files appear in the folder a job writes to),
 `staged` (a change is staged, not yet verified or published), `published` (a change is
-current, the run not yet recorded), `deleting` (the first batch of a deletion is done,
+current, the run not yet recorded), `groups-committed` (a rewrite's first batch of file
+groups is committed, the others not), `deleting` (the first batch of a deletion is done,
 in batches of two).
 """
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import itertools
-import uuid
 import os
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from maintenance.catalogs import load_table, parse_table_ref
 from maintenance.config import load_config
-from maintenance.lease.fence import FencedError
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.runner import run_under_lease
+from maintenance.lease.fence import FencedError
 from tests.fencing_jobs import append_marker_row, write_scratch_files
 
 

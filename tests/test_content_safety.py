@@ -20,9 +20,9 @@ import pytest
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config, HealthConfig
-from maintenance.table.health import table_health
 from maintenance.jobs.outcome import COMMITTED, FAILED, NOOP
 from maintenance.jobs.runner import run_job
+from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
 from tests.file_checks import local, plant
@@ -295,7 +295,7 @@ class Writer(threading.Thread):
             self.error = exc
 
 
-@pytest.mark.parametrize("job", ["convert", "rewrite", "merge", "expire", "orphans"])
+@pytest.mark.parametrize("job", ["convert", "rewrite", "merge", "compact", "manifests", "expire", "orphans"])
 def test_a_writer_committing_during_every_job(spark, config: Config, cdc_table: CdcFactory, job: str) -> None:
     """Verification compares the job's base with its own result: a writer's commits meanwhile
     are neither damage nor lost."""
@@ -303,6 +303,7 @@ def test_a_writer_committing_during_every_job(spark, config: Config, cdc_table: 
     options: dict[str, Any] = {
         "expire": {"max_snapshot_age": 0, "min_snapshots_to_keep": 1},
         "orphans": {"older_than": 86400},  # the writer's fresh files are inside the margin
+        "compact": {"min_input_files": 2},
     }.get(job, {})
     if job == "orphans":
         for n in range(3):

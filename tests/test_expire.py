@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 
-
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.jobs.expire.options import ExpireOptions
 from maintenance.jobs.outcome import COMMITTED, NOOP, JobResult
 from maintenance.jobs.runner import run_job
+from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.workload.cdc import CdcOptions, run_cdc_workload
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory

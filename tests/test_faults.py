@@ -27,8 +27,8 @@ from maintenance.config import Config, LeaseConfig
 from maintenance.jobs.outcome import COMMITTED, NOOP
 from maintenance.jobs.runner import run_job
 from maintenance.state.store import open_state
-from maintenance.table.references import ReferencedFiles
 from maintenance.table.paths import normalise
+from maintenance.table.references import ReferencedFiles
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
 from tests.file_checks import local, missing_referenced_files, plant
@@ -41,10 +41,17 @@ CASES = [
     ("convert", "lease-acquired"), ("convert", "claimed"), ("convert", "spark-write"), ("convert", "staged"), ("convert", "published"),
     ("rewrite", "spark-write"), ("rewrite", "staged"),
     ("merge", "spark-write"), ("merge", "staged"), ("merge", "published"),
+    ("compact", "spark-write"), ("compact", "groups-committed"),
+    ("manifests", "staged"), ("manifests", "published"),
     ("expire", "claimed"), ("expire", "deleting"),
     ("orphans", "deleting"),
 ]
-ARGS = {"expire": ["--older-than", "0s", "--retain-last", "1"], "orphans": ["--older-than", "1d"]}
+ARGS = {
+    "expire": ["--older-than", "0s", "--retain-last", "1"],
+    "orphans": ["--older-than", "1d"],
+    # one group per partition, committed one at a time: a kill after the first commit leaves the others untouched
+    "compact": ["--min-input-files", "2", "--commit-every-groups", "1", "--max-concurrent-groups", "1"],
+}
 
 
 def files_under(root: Path) -> set[Path]:
@@ -113,3 +120,29 @@ def referenced_or_its_checksum(path: Path, referenced: ReferencedFiles) -> bool:
     if path.name.startswith(".") and path.name.endswith(".crc"):
         path = path.with_name(path.name[1:-4])
     return normalise(str(path)) in referenced.keys
+
+
+def test_a_multi_group_run_killed_after_its_first_commit_keeps_that_group_and_nothing_else(spark, home: Path, config: Config, cdc_table: CdcFactory,
+                                                                                          tmp_path: Path) -> None:
+    ref, _, _ = cdc_table(shape=TableShape("identity", 3, "single"), rows=1500, commits=5, update_ratio=0.3, delete_ratio=0.05)
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    before = _files_by_partition(spark, ref)
+    config_path = tmp_path / "icemaint.yaml"
+    config_path.write_text(yaml.safe_dump({"home": str(home), "leases": {"ttl_seconds": TTL_S}}))
+
+    assert run_killed(config_path, home, "compact", str(ref), "groups-committed") == -signal.SIGKILL
+
+    frozen.assert_same()
+    after = _files_by_partition(spark, ref)
+    rewritten = [p for p in before if after[p] != before[p]]
+    assert len(rewritten) == 1 and len(after[rewritten[0]]) == 1 and not after[rewritten[0]] & before[rewritten[0]]
+    assert all(after[p] == before[p] for p in before if p not in rewritten)  # the other groups: untouched
+    assert load_table(config, ref).current_snapshot().summary["icemaint.job"] == "compact"
+
+
+def _files_by_partition(spark, ref: TableRef) -> dict[str, set[str]]:  # type: ignore[no-untyped-def]
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    out: dict[str, set[str]] = {}
+    for row in spark.sql(f"SELECT partition.region AS region, file_path FROM {ref.spark_name}.data_files").collect():
+        out.setdefault(str(row.region), set()).add(row.file_path)
+    return out

@@ -14,12 +14,12 @@ import yaml
 
 from maintenance.catalogs import TableRef
 from maintenance.config import Config, parse_config
-from maintenance.lease.fence import EPOCH_PROPERTY, Fence, FencedError
-from maintenance.lease.keeper import LeaseKeeper
-from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.outcome import COMMITTED, FENCED, JobOutcome
 from maintenance.jobs.runner import run_under_lease
+from maintenance.lease.fence import EPOCH_PROPERTY, Fence, FencedError
+from maintenance.lease.keeper import LeaseKeeper
+from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.spark.jvm import load_java_table
 from maintenance.state.store import StateStore
 from tests.conftest import CdcFactory, new_state_url

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from maintenance.jobs.reference import jobs_markdown
 from maintenance.jobs import registry
 from maintenance.jobs.counters import undocumented
 from maintenance.jobs.outcome import COMMITTED, NOOP
+from maintenance.jobs.reference import jobs_markdown
 from maintenance.jobs.runner import run_job
 from maintenance.policy.loader import PolicyError, load_policy_file
 from maintenance.policy.resolve import policy_for

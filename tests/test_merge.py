@@ -9,9 +9,9 @@ import pytest
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.table.health import table_health
 from maintenance.jobs.outcome import COMMITTED, FAILED, JobResult
 from maintenance.jobs.runner import run_job
+from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
 from tests.helpers import model_rows, spark_rows

@@ -1,8 +1,9 @@
 """The pure planners on hand-built metadata: no Spark, no files, milliseconds each.
 
-CONVERT's and MERGE's target choice, REWRITE's grouping and sequence numbers, MERGE's file
-groups and sizes, expiry's retention rules, the reader cost ranking, and the option parser
-every source of options shares.
+CONVERT's and MERGE's target choice, REWRITE's grouping and sequence numbers, COMPACT's
+candidates and layouts, MANIFESTS' choice of specs, the file groups and sizes MERGE and
+COMPACT share, expiry's retention rules, the reader cost ranking, triggers, and the option
+parser every source of options shares.
 """
 
 from __future__ import annotations
@@ -19,15 +20,21 @@ from pyiceberg.types import LongType, NestedField, StringType
 
 from maintenance.errors import UsageError
 from maintenance.jobs import registry
+from maintenance.jobs.compact.options import CompactOptions
+from maintenance.jobs.compact.plan import Layout, plan_compact
 from maintenance.jobs.convert.plan import plan_convert
 from maintenance.jobs.expire.options import ExpireOptions
 from maintenance.jobs.expire.plan import plan_expiry
-from maintenance.jobs.file_groups.grouping import expected_files, plan_groups, split_size
+from maintenance.jobs.file_groups.deletes import DroppableDeletes, delete_reach
+from maintenance.jobs.file_groups.grouping import expected_files, plan_groups, split_size, within_budget
+from maintenance.jobs.manifests.options import ManifestsOptions
+from maintenance.jobs.manifests.plan import plan_manifests
 from maintenance.jobs.merge.plan import plan_merge
 from maintenance.jobs.options import DURATION, SIZE, STRINGS, OptionError
 from maintenance.jobs.rewrite.plan import plan_rewrite
+from maintenance.policy.triggers import fired
 from maintenance.schedule.planner import reader_cost
-from maintenance.table.files import Content, SnapshotFiles, TableFile
+from maintenance.table.files import Content, ManifestInfo, SnapshotFiles, TableFile
 from maintenance.table.health import PartitionHealth, TableHealth
 from maintenance.table.stats import ColumnStats
 
@@ -131,6 +138,84 @@ def test_expected_output_files_stay_near_the_target(output: int, target: int, fi
 def test_a_split_is_a_share_plus_the_largest_file() -> None:
     weights = [30] * 10
     assert split_size(weights, 3) == 100 + 30 + 1  # every split but the last holds more than a share
+
+
+def test_groups_are_bounded_and_a_budget_keeps_the_largest_first() -> None:
+    files = [data(1, "a", size=40) for _ in range(5)]
+    groups = plan_groups(files, 1, {}, max_group_bytes=100)
+    assert sorted(len(g.files) for g in groups) == [1, 2, 2] and all(g.input_bytes <= 100 for g in groups)
+    assert [g.input_bytes for g in within_budget(groups, 150)] == [80, 40]  # the second 80 does not fit; the 40 does
+    assert len(within_budget(groups, 1)) == 1  # always at least one group
+
+
+def test_a_delete_is_dropped_only_with_the_last_data_file_it_reaches() -> None:
+    a1, a2, b1 = data(1, "a"), data(1, "a"), data(1, "b")
+    partition_delete, dangling = pos(2, "a"), pos(2, "c")
+    reach = delete_reach(snapshot(a1, a2, b1, partition_delete, dangling), [partition_delete, dangling])
+    droppable = DroppableDeletes(reach)
+    assert droppable.covered_by([a1.path]) == [dangling.path]  # dangling: with the first commit
+    assert droppable.covered_by([b1.path]) == []
+    assert droppable.covered_by([a2.path]) == [partition_delete.path] and droppable.kept == []
+
+
+# -- COMPACT ---------------------------------------------------------------------------
+BINPACK = Layout("binpack")
+
+
+def compact(*files: TableFile, **options: Any) -> Any:
+    return plan_compact(snapshot(*files), 1, 100, CompactOptions(**options), BINPACK)
+
+
+def test_compact_takes_partitions_with_enough_small_files() -> None:
+    many = [data(1, "a", size=10) for _ in range(5)]
+    few = [data(1, "b", size=10) for _ in range(4)]
+    right_size = [data(1, "c", size=100) for _ in range(6)]
+    plan = compact(*many, *few, *right_size)
+    assert {t.path for t in plan.targets} == {f.path for f in many} and plan.partitions == 1
+    assert compact(*few, min_input_files=4).partitions == 1
+
+
+def test_compact_takes_enough_content_an_oversized_file_and_heavily_deleted_files() -> None:
+    two_big_enough = [data(1, "a", size=60), data(1, "a", size=60)]  # both below 75, together above the target
+    oversized = data(1, "b", size=200)  # above 1.8 x target: split
+    deleted = data(1, "c", size=100, records=10)
+    dv = table_file(Content.POSITION_DELETES, 2, "c", records=4, referenced=deleted.path)
+    plan = compact(*two_big_enough, oversized, deleted, dv)
+    assert {t.path for t in plan.targets} == {*(f.path for f in two_big_enough), oversized.path, deleted.path}
+    assert {d.path for d in plan.deletes} == {dv.path}
+    assert compact(deleted, dv, delete_ratio=0.5).empty  # 4 of 10 rows deleted is below half
+
+
+def test_compact_writes_older_specs_together_into_the_current_one_and_lists_dangling_deletes() -> None:
+    old = [data(1, spec=0, size=10), data(1, spec=0, size=10)]
+    gone = pos(3, "z")  # no data file in region z: dangling
+    plan = compact(*old, gone, min_input_files=2)
+    assert {t.path for t in plan.targets} == {f.path for f in old} and gone.path in {d.path for d in plan.deletes}
+    assert compact(*[data(1, "a", size=100)] * 1).empty
+
+
+# -- MANIFESTS -------------------------------------------------------------------------
+def manifest(length: int, spec: int = 1, deletes: bool = False, added_by: int = 1) -> ManifestInfo:
+    return ManifestInfo(f"/t/m-{next(_names)}.avro", length, Content.POSITION_DELETES if deletes else Content.DATA, spec, 1, added_by)
+
+
+def test_manifests_are_rewritten_only_where_fewer_would_hold_them() -> None:
+    def planned(*manifests: ManifestInfo, **options: Any) -> list[int]:
+        files = SnapshotFiles("uuid", 1, 1, 2, SCHEMA, {0: UNPARTITIONED, 1: BY_REGION}, [], list(manifests))
+        return sorted(plan_manifests(files, 100, ManifestsOptions(**options), written_by_manifests={9}).specs)
+
+    assert planned(manifest(10), manifest(10), manifest(60, spec=0)) == [1]
+    assert planned(manifest(90), manifest(90)) == []  # two are needed at the target size anyway
+    assert planned(manifest(10), manifest(10, deletes=True)) == []  # one of each kind
+    assert planned(manifest(10, deletes=True), manifest(10, deletes=True), manifest(10, deletes=True)) == [1]
+    assert planned(manifest(10), manifest(10), min_manifests=3) == []
+    assert planned(manifest(10, added_by=9), manifest(10, added_by=9), manifest(10)) == []  # an earlier MANIFESTS run's output settles
+
+
+def test_triggers_reach_at_least_and_at_most_thresholds() -> None:
+    health = TableHealth(data_files=10, data_bytes=10 * 2**20, manifests=40, small_manifests=39)
+    assert fired({"avg_data_file_bytes": 2 * 2**20, "small_manifests": 30}, health) == ["avg_data_file_bytes 1048576 <= 2097152", "small_manifests 39 >= 30"]
+    assert fired({"avg_data_file_bytes": 2**19}, health) == []
 
 
 # -- REWRITE ---------------------------------------------------------------------------

@@ -28,7 +28,7 @@ def test_shipped_policies_load_and_the_default_selects_everything() -> None:
     assert policy_for(REF, {}, policies).policy == "streaming-cdc"  # higher priority, matching namespace
     assert policy_for(TableRef("local", ("gdpr_eu",), "users"), {}, policies).policy == "batch-gdpr"
     cdc = policy_for(REF, {}, policies)
-    assert [j.job for j in cdc.enabled_jobs()] == ["convert", "rewrite", "merge", "expire", "orphans"]
+    assert [j.job for j in cdc.enabled_jobs()] == ["convert", "rewrite", "merge", "compact", "manifests", "expire", "orphans"]
     assert "mz-frontier" in cdc.jobs["expire"].options.checkpoint_keys
 
 

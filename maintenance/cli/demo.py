@@ -66,8 +66,8 @@ def register(cli: click.Group) -> None:
 def _one_cycle(app: AppContext, ref):  # type: ignore[no-untyped-def]
     """What `icemaint run TABLE` does: plan by policy, show the plan, run what is due."""
     from maintenance.cli.schedule import run_decisions
-    from maintenance.schedule.cycle import evaluate
     from maintenance.policy.loader import load_policies
+    from maintenance.schedule.cycle import evaluate
 
     policies = load_policies(app.config.policies_dir)
     state = open_state(app.config)

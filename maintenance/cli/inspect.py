@@ -9,8 +9,8 @@ from maintenance.cli.main import AppContext, pass_app
 from maintenance.cli.output import emit_fields, emit_json, emit_rows
 from maintenance.errors import UnknownSnapshotError
 from maintenance.spark.fingerprint import Fingerprint, content_fingerprint
-from maintenance.table.health import TableHealth, table_health
 from maintenance.spark.session import get_spark
+from maintenance.table.health import TableHealth, table_health
 
 _PARTITION_COLUMNS = ["partition", "data_files", "data_records", "position_delete_files", "position_delete_records", "equality_delete_files", "equality_delete_records"]
 

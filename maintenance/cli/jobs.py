@@ -28,7 +28,9 @@ def run_and_report(app: AppContext, table: str, spec: JobSpec, options: Any, *, 
     from maintenance.jobs.runner import run_job
 
     ref = app.table(table)
-    load_table(app.config, ref)  # an unknown table is a usage error, before any lease
+    loaded = load_table(app.config, ref)  # an unknown table is a usage error, before any lease
+    if spec.check_table is not None:
+        spec.check_table(loaded, options)
     with progress_display(f"{spec.name} {ref}", enabled=wanted(as_json)) as progress:
         result = run_job(app.config, ref, spec, options, dry_run=dry_run, verify=verify, progress=progress)
     report(result, as_json)

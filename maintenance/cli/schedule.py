@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
-from maintenance.cli.output import report
 from maintenance.cli.main import AppContext, pass_app
-from maintenance.cli.output import emit_json, emit_rows
+from maintenance.cli.output import emit_json, emit_rows, report
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import EXIT_FAILED, EXIT_OK
 from maintenance.jobs.registry import JOB_NAMES
@@ -14,8 +13,8 @@ from maintenance.jobs.registry import JOB_NAMES
 
 def _evaluate(app: AppContext, tables: tuple[str, ...]):  # type: ignore[no-untyped-def]
     from maintenance.catalogs import load_table
-    from maintenance.schedule.cycle import evaluate
     from maintenance.policy.loader import load_policies
+    from maintenance.schedule.cycle import evaluate
     from maintenance.state.store import open_state
 
     refs = [app.table(t) for t in tables] or None

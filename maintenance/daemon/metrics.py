@@ -8,9 +8,9 @@ import time
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
-from maintenance.table.health import TableHealth
 from maintenance.jobs.counters import BYTES_WRITTEN, FILES_DELETED, FILES_REPLACED
 from maintenance.jobs.outcome import COMMITTED, FENCED, NOOP, JobResult
+from maintenance.table.health import TableHealth
 
 
 class DaemonMetrics:

@@ -13,10 +13,10 @@ import structlog
 from maintenance import faults
 from maintenance.catalogs import TableRef
 from maintenance.config import Config
-from maintenance.lease.fence import Fence
 from maintenance.jobs.publish import Change, Publisher
 from maintenance.jobs.spec import PlanInput, Progress, no_progress
 from maintenance.jobs.staging import staging_folder
+from maintenance.lease.fence import Fence
 from maintenance.spark.fenced_table import FencedTable
 from maintenance.spark.fingerprint import Fingerprint, content_fingerprint
 from maintenance.spark.jvm import load_java_table

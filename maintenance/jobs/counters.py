@@ -19,6 +19,8 @@ COUNTERS: dict[str, str] = {
     "key_bytes_scanned": "bytes of the key columns of those data files (what the scan needs of them)",
     "delete_bytes_scanned": "bytes of the equality delete files read",
     "snapshots_planned": "snapshots the plan expires",
+    "manifests_planned": "manifests the plan rewrites",
+    "manifest_bytes_planned": "bytes of those manifests",
     "partitions_skipped": "partitions left alone because the job cannot read one of their files (e.g. Avro or ORC deletes)",
     # what a rewrite did
     "data_files_rewritten": "data files replaced by new ones",
@@ -38,6 +40,8 @@ COUNTERS: dict[str, str] = {
     "groups_rewritten": "file groups rewritten and committed",
     "bytes_written": "bytes of all files written",
     "snapshots_published": "snapshots made current",
+    "manifests_rewritten": "manifests replaced",
+    "manifests_added": "manifests written in their place",
     # expiry and orphan cleanup
     "snapshots_expired": "snapshots removed from the metadata",
     "snapshots_retained": "snapshots kept",
@@ -65,6 +69,8 @@ LISTS: dict[str, str] = {
     "checkpoint_snapshot_ids": "per checkpoint key, the snapshot kept as the writer's resume point",
     "snapshot_ids_to_expire": "the snapshots a dry run of EXPIRE would remove",
     "would_delete": "the files a dry run of EXPIRE or ORPHANS would delete",
+    "spec_ids_planned": "the partition specs whose manifests a dry run of MANIFESTS would rewrite",
+    "strategy": "the row layout a dry run of COMPACT would write (binpack, sort, zorder)",
 }
 
 # What the daemon's metrics add up.

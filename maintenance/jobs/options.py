@@ -66,17 +66,38 @@ class Integer(Kind):
         return value
 
 
+def _as_number(value: Any) -> float | None:
+    """A real number from a YAML, property or flag value (booleans and NaN are not numbers)."""
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if number != number else number
+
+
 @dataclass(frozen=True)
 class Fraction(Kind):
     """A share in (0, 1]."""
 
     def parse(self, value: Any) -> float:
-        try:
-            number = float(value) if not isinstance(value, bool) else None
-        except (TypeError, ValueError):
-            number = None
+        number = _as_number(value)
         if number is None or not 0 < number <= 1:
             raise OptionError(f"must be a number above 0 and at most 1 (got {value!r})")
+        return number
+
+
+@dataclass(frozen=True)
+class Ratio(Kind):
+    """A number above a bound (e.g. a multiple of a target size, above 1)."""
+
+    above: float = 0.0
+
+    def parse(self, value: Any) -> float:
+        number = _as_number(value)
+        if number is None or not self.above < number < float("inf"):
+            raise OptionError(f"must be a number above {self.above:g} (got {value!r})")
         return number
 
 

@@ -49,11 +49,27 @@ class ContentChangedError(IcemaintError):
 
 @dataclass(frozen=True)
 class Change:
-    """One snapshot's worth of a job's work."""
+    """One snapshot's worth of a job's work: an operation to commit (`build`), or something
+    that commits by itself on the table it is given (`perform`: a Spark action)."""
 
     what: str  # for errors and logs: "MERGE", "CONVERT"
-    build: Callable[[JavaObject], JavaObject]  # table -> a new, uncommitted snapshot-producing operation
+    build: Callable[[JavaObject], JavaObject] | None = None  # table -> a new, uncommitted snapshot-producing operation
     validate: Callable[[JavaObject], None] | None = None  # run on every commit attempt's base metadata
+    perform: Callable[[JavaObject], None] | None = None  # table -> None, having committed one snapshot through it
+
+
+def _commit(table: FencedTable, change: Change) -> int:
+    if change.perform is not None:
+        return table.perform(change.perform, change.what, validate=change.validate)
+    assert change.build is not None
+    return table.commit(change.build(table.java), change.what, validate=change.validate)
+
+
+def _stage(table: FencedTable, change: Change) -> Staged:
+    if change.perform is not None:
+        return table.stage_performed(change.perform, change.what, validate=change.validate)
+    assert change.build is not None
+    return table.stage(change.build(table.java), change.what, validate=change.validate)
 
 
 @dataclass
@@ -80,8 +96,8 @@ class Publisher:
     def publish(self, change: Change) -> int:
         """Make the change current; returns the snapshot id readers now see."""
         if not self.verify:
-            return self.table.commit(change.build(self.table.java), change.what, validate=change.validate)
-        staged = self.table.stage(change.build(self.table.java), change.what, validate=change.validate)
+            return _commit(self.table, change)
+        staged = _stage(self.table, change)
         faults.point("staged")
         self.verification.staged.append(staged.snapshot_id)
         self.progress("staged")
@@ -109,4 +125,4 @@ class Publisher:
         if self.table.fast_forward(staged, change.what):
             return staged.snapshot_id
         log.info("the table moved while the change was verified; applying it again on the newest state", staged=staged.snapshot_id)
-        return self.table.commit(change.build(self.table.java), change.what, validate=change.validate)
+        return _commit(self.table, change)

@@ -9,12 +9,14 @@ from __future__ import annotations
 from maintenance.errors import UsageError
 from maintenance.jobs.spec import JobSpec
 
-from maintenance.jobs import convert, expire, merge, orphans, rewrite  # isort: skip
+from maintenance.jobs import compact, convert, expire, manifests, merge, orphans, rewrite  # isort: skip
 
 JOBS: tuple[JobSpec, ...] = (
     convert.SPEC,
     rewrite.SPEC,
     merge.SPEC,
+    compact.SPEC,
+    manifests.SPEC,
     expire.SPEC,
     orphans.SPEC,
 )

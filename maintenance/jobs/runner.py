@@ -32,14 +32,28 @@ from maintenance import faults
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.errors import IcemaintError
-from maintenance.lease.fence import Fence, FencedError
-from maintenance.lease.keeper import LeaseKeeper
 from maintenance.jobs import registry
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.counters import undocumented
-from maintenance.jobs.outcome import FAILED, FENCED, NOOP, SKIPPED, JobOutcome, JobResult, partial_outcome
+from maintenance.jobs.outcome import (
+    FAILED,
+    FENCED,
+    NOOP,
+    SKIPPED,
+    JobOutcome,
+    JobResult,
+    partial_outcome,
+)
 from maintenance.jobs.publish import ContentChangedError
-from maintenance.jobs.spec import JobSpec, PlanInput, PreparedPlan, Progress, no_progress
+from maintenance.jobs.spec import (
+    JobSpec,
+    PlanInput,
+    PreparedPlan,
+    Progress,
+    no_progress,
+)
+from maintenance.lease.fence import Fence, FencedError
+from maintenance.lease.keeper import LeaseKeeper
 from maintenance.spark.errors import java_error_message
 from maintenance.spark.session import get_spark, session_settings, spark_running
 from maintenance.state.database import StateUnavailableError

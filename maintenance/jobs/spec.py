@@ -77,6 +77,7 @@ class JobSpec(Generic[OptionsT, PlanT]):
     publishes_snapshots: bool = True  # False: EXPIRE, ORPHANS (deletions, verified by re-reading)
     plans_from_metadata: bool = True  # False: planning touches storage (ORPHANS lists it)
     check_options: Callable[[OptionsT, bool], None] | None = None  # (options, dry_run): a UsageError if unfit
+    check_table: Callable[[Table, OptionsT], None] | None = None  # (table, options): a UsageError if unfit for this table (command line)
 
     def option_specs(self) -> list[OptionSpec]:
         return declared(self.options)

@@ -16,9 +16,15 @@ import yaml
 
 from maintenance.durations import parse_duration
 from maintenance.errors import ConfigError, UsageError
-from maintenance.lease.fence import EPOCH_PROPERTY
 from maintenance.jobs import registry
-from maintenance.jobs.options import OptionCheckError, OptionError, nested_policy_keys, policy_values
+from maintenance.jobs.options import (
+    SIZE,
+    OptionCheckError,
+    OptionError,
+    nested_policy_keys,
+    policy_values,
+)
+from maintenance.lease.fence import EPOCH_PROPERTY
 from maintenance.policy.model import JobPolicy, Policy, QuietHours, Schedule, Selector
 from maintenance.policy.triggers import MEASURES
 
@@ -184,6 +190,8 @@ def _triggers(raw: Any, where: _Where) -> dict[str, float]:
             raise (where / name).error(f"unknown health measure (known: {', '.join(MEASURES)})")
         if measure.duration:
             triggers[name] = _duration(threshold, where / name)
+        elif measure.size:
+            triggers[name] = _size(threshold, where / name)
         else:
             triggers[name] = _number(threshold, where / name)
     return triggers
@@ -300,6 +308,13 @@ def _duration(value: Any, where: _Where) -> float:
     try:
         return parse_duration(value)
     except UsageError as exc:
+        raise where.error(str(exc)) from None
+
+
+def _size(value: Any, where: _Where) -> float:
+    try:
+        return float(SIZE.parse(value))
+    except OptionError as exc:
         raise where.error(str(exc)) from None
 
 

@@ -4,7 +4,13 @@ policy whose selector matches; then the table's `icemaint.` properties on top.""
 from __future__ import annotations
 
 from maintenance.catalogs import TableRef
-from maintenance.policy.loader import PolicyError, deep_merge, overrides_from_properties, parse_job, property_where
+from maintenance.policy.loader import (
+    PolicyError,
+    deep_merge,
+    overrides_from_properties,
+    parse_job,
+    property_where,
+)
 from maintenance.policy.model import Policy, TablePolicy
 
 

@@ -18,6 +18,11 @@ class Measure:
     read: Callable[[TableHealth], float]
     duration: bool = False  # thresholds written as durations (e.g. 5d), compared in seconds
     help: str = ""
+    size: bool = False  # thresholds written as sizes (e.g. 64MiB), compared in bytes
+    at_most: bool = False  # reached when the value falls to the threshold or below (e.g. an average file size)
+
+    def reached(self, value: float, threshold: float) -> bool:
+        return value <= threshold if self.at_most else value >= threshold
 
 
 def _delete_ratio(h: TableHealth) -> float:
@@ -40,6 +45,10 @@ MEASURES: dict[str, Measure] = {
         Measure("delete_ratio", _delete_ratio, help="delete records / data records"),
         Measure("small_files", lambda h: h.small_data_files),
         Measure("data_files", lambda h: h.data_files),
+        Measure("avg_data_file_bytes", lambda h: h.avg_data_file_bytes if h.data_files > 1 else float("inf"), size=True, at_most=True,
+                help="average data file size, reached when at or below the threshold (tables with more than one data file)"),
+        Measure("manifests", lambda h: h.manifests, help="manifests the current snapshot lists (data and delete)"),
+        Measure("small_manifests", lambda h: h.small_manifests, help="manifests below 75% of commit.manifest.target-size-bytes"),
         Measure("snapshots", lambda h: h.snapshots),
         Measure("oldest_snapshot_age", lambda h: h.oldest_snapshot_age_s or 0.0, duration=True),
         Measure("metadata_files", lambda h: h.metadata_files),
@@ -51,9 +60,10 @@ def fired(triggers: dict[str, float], health: TableHealth) -> list[str]:
     """The triggers reached, as reasons (`equality_delete_files 12 >= 1`)."""
     reasons = []
     for name, threshold in triggers.items():
-        value = MEASURES[name].read(health)
-        if value >= threshold:
-            reasons.append(f"{name} {_fmt(value)} >= {_fmt(threshold)}")
+        measure = MEASURES[name]
+        value = measure.read(health)
+        if measure.reached(value, threshold):
+            reasons.append(f"{name} {_fmt(value)} {'<=' if measure.at_most else '>='} {_fmt(threshold)}")
     return reasons
 
 

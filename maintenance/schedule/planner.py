@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
-from maintenance.table.health import TableHealth
-from maintenance.jobs.outcome import COMMITTED, FAILED, FENCED, NOOP
 from maintenance.jobs import registry
+from maintenance.jobs.outcome import COMMITTED, FAILED, FENCED, NOOP
 from maintenance.jobs.spec import PreparedPlan
 from maintenance.policy.model import JobPolicy, TablePolicy
 from maintenance.policy.triggers import fired
 from maintenance.state.runs import RunRecord
+from maintenance.table.health import TableHealth
 
 OPEN_COST_BYTES = 4 * 1024 * 1024  # spark.sql.files.openCostInBytes
 DELETE_RECORD_BYTES = 48  # a position (path, pos) or key held per applicable data file

@@ -6,6 +6,13 @@ attempt, including every retry after a failed compare-and-swap, so the fence see
 attempt with the exact metadata it builds on. A refused attempt raises a non-retryable
 error: Iceberg gives up and nothing lands. Spark actions given this table commit through
 it too.
+
+An operation icemaint builds is staged with Iceberg's own `stageOnly()`. A Spark action
+builds and commits its operation itself (e.g. `rewriteManifests`), so while one runs in
+`FencedTable.perform(..., stage=True)` the fence stages its commit instead: the metadata the
+action built, which adds its snapshot and moves main to it, is replaced by the base plus
+that snapshot alone (exactly what `stageOnly()` would have committed); anything else in it
+is refused.
 """
 
 from __future__ import annotations
@@ -20,7 +27,15 @@ import structlog
 
 from maintenance import faults
 from maintenance.errors import ConflictError, IcemaintError
-from maintenance.lease.fence import EPOCH_PROPERTY, SUMMARY_EPOCH, SUMMARY_JOB, SUMMARY_RUN_ID, Fence, FencedError, parse_epoch
+from maintenance.lease.fence import (
+    EPOCH_PROPERTY,
+    SUMMARY_EPOCH,
+    SUMMARY_JOB,
+    SUMMARY_RUN_ID,
+    Fence,
+    FencedError,
+    parse_epoch,
+)
 from maintenance.spark.errors import is_java_exception, java_errors
 from maintenance.spark.jvm import JavaObject, java_long, jvm
 
@@ -38,15 +53,19 @@ class FencedOperations:
     class Java:
         implements = ["org.apache.iceberg.TableOperations"]
 
-    def __init__(self, real: JavaObject, fence: Fence) -> None:
+    def __init__(self, real: JavaObject, fence: Fence, build_from: Callable[[JavaObject], JavaObject]) -> None:
         self.real = real
         self.fence = fence
+        self.build_from = build_from  # TableMetadata.buildFrom (a static method, reached through the gateway)
         self.validator: Callable[[JavaObject], None] | None = None
         self.errors: list[IcemaintError] = []  # refusals and validation failures, newest last
         self.snapshot_ids: list[int] = []  # every id handed out, newest last
+        self.stage_only = False  # stage the snapshot a commit would make current (see the module docstring)
 
     def commit(self, base: JavaObject, metadata: JavaObject) -> None:
         try:
+            if self.stage_only:
+                metadata = self._staged(base, metadata)
             self.fence.before_commit(
                 parse_epoch(base.properties().get(EPOCH_PROPERTY)) if base is not None else None,
                 parse_epoch(metadata.properties().get(EPOCH_PROPERTY)),
@@ -58,6 +77,15 @@ class FencedOperations:
             self.errors.append(exc)
             raise
         self.real.commit(base, metadata)
+
+    def _staged(self, base: JavaObject, metadata: JavaObject) -> JavaObject:
+        """`base` plus the one snapshot `metadata` adds and makes current, on no branch."""
+        kinds = {str(change.getClass().getSimpleName()) for change in metadata.changes()}
+        new = metadata.currentSnapshot()
+        old = base.currentSnapshot() if base is not None else None
+        if base is None or new is None or (old is not None and old.snapshotId() == new.snapshotId()) or not kinds <= {"AddSnapshot", "SetSnapshotRef"}:
+            raise IcemaintError(f"cannot stage this commit: it changes {', '.join(sorted(kinds)) or 'nothing'}, not one new snapshot on main")
+        return self.build_from(base).addSnapshot(new).build()
 
     def current(self) -> JavaObject:
         return self.real.current()
@@ -129,7 +157,7 @@ class FencedTable:
         gateway.python_parameters.propagate_java_exceptions = True
         self.spark = spark
         self.fence = fence
-        self.ops = FencedOperations(real_table.operations(), fence)
+        self.ops = FencedOperations(real_table.operations(), fence, jvm(spark).org.apache.iceberg.TableMetadata.buildFrom)
         self.java = jvm(spark).org.apache.iceberg.BaseTable(self.ops, real_table.name())
         self._claimed = False
 
@@ -180,11 +208,41 @@ class FencedTable:
                 self.java.refresh()
         finally:
             self.ops.validator = None
+        return self._staged_since(issued, what)
+
+    def _staged_since(self, issued: int, what: str) -> Staged:
+        """The snapshot this run staged among the ids handed out since `issued`."""
         for snapshot_id in reversed(self.ops.snapshot_ids[issued:]):  # the producer keeps one id across retries
             snapshot = self.java.snapshot(java_long(self.spark, snapshot_id))
             if snapshot is not None and snapshot.summary().get(SUMMARY_RUN_ID) == self.fence.run_id and snapshot.parentId() is not None:
                 return Staged(snapshot_id, int(snapshot.parentId()))
         raise IcemaintError(f"{what}: the staged snapshot is not in the table's metadata after its commit")
+
+    def perform(self, action: Callable[[JavaObject], None], what: str, validate: Callable[[JavaObject], None] | None = None) -> int:
+        """Run something that commits one snapshot by itself (a Spark action given this
+        table), through the fence; returns the new current snapshot id."""
+        self._perform(action, what, stage=False, validate=validate)
+        return int(self.java.currentSnapshot().snapshotId())
+
+    def stage_performed(self, action: Callable[[JavaObject], None], what: str, validate: Callable[[JavaObject], None] | None = None) -> Staged:
+        """`perform`, with the commit staged by the fence (see the module docstring)."""
+        issued = self._perform(action, what, stage=True, validate=validate)
+        return self._staged_since(issued, what)
+
+    def _perform(self, action: Callable[[JavaObject], None], what: str, *, stage: bool, validate: Callable[[JavaObject], None] | None) -> int:
+        """Run the action with the fence set up; returns how many snapshot ids were issued before it."""
+        self.claim()
+        self.ops.validator = validate
+        self.ops.stage_only = stage
+        issued = len(self.ops.snapshot_ids)
+        try:
+            with self.commit_errors(f"{what} (staged)" if stage else what):
+                action(self.java)
+                self.java.refresh()
+        finally:
+            self.ops.validator = None
+            self.ops.stage_only = False
+        return issued
 
     def fast_forward(self, staged: Staged, what: str) -> bool:
         """Make a staged snapshot current if the table is still at its parent (checked again

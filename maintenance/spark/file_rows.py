@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from maintenance.errors import SparkJobError
-from maintenance.table.paths import hadoop_path
 from maintenance.spark.files import spark_file_names
+from maintenance.table.paths import hadoop_path
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maintenance.table.paths import hadoop_path
 from maintenance.spark.errors import java_errors
 from maintenance.spark.jvm import jvm
+from maintenance.table.paths import hadoop_path
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -9,9 +9,9 @@ from urllib.parse import unquote
 
 from maintenance import faults
 from maintenance.errors import SparkJobError
-from maintenance.table.paths import hadoop_path
 from maintenance.spark.file_rows import FIELD_ID
 from maintenance.spark.files import list_files
+from maintenance.table.paths import hadoop_path
 from maintenance.table.position_deletes import DELETE_FILE_PATH_ID, DELETE_POS_ID
 
 if TYPE_CHECKING:

@@ -18,9 +18,22 @@ from alembic import command
 from alembic.config import Config as AlembicConfig
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import ColumnElement, Connection, Engine, create_engine, event, literal_column, text
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    create_engine,
+    event,
+    literal_column,
+    text,
+)
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, DBAPIError, NoSuchModuleError, OperationalError
+from sqlalchemy.exc import (
+    ArgumentError,
+    DBAPIError,
+    NoSuchModuleError,
+    OperationalError,
+)
 
 from maintenance.errors import ConfigError, IcemaintError, misconfigured
 from maintenance.redact import redact_text

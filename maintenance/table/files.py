@@ -31,6 +31,7 @@ from pyiceberg.manifest import (
     DataFile,
     DataFileContent,
     FileFormat,
+    ManifestContent,
     ManifestEntry,
     ManifestEntryStatus,
     ManifestFile,
@@ -89,6 +90,22 @@ class TableFile:
         return self.content == Content.POSITION_DELETES and self.file_format == FileFormat.PUFFIN.name
 
 
+@dataclass(frozen=True)
+class ManifestInfo:
+    """One manifest a snapshot lists, as its manifest list describes it (no manifest read)."""
+
+    path: str
+    length: int
+    content: Content  # DATA (data files) or POSITION_DELETES standing for "delete files"
+    spec_id: int
+    live_files: int  # added + existing entries
+    added_snapshot_id: int | None = None  # the snapshot that wrote it
+
+    @property
+    def holds_deletes(self) -> bool:
+        return self.content != Content.DATA
+
+
 @dataclass
 class SnapshotFiles:
     """The live files of one snapshot of one table."""
@@ -100,6 +117,7 @@ class SnapshotFiles:
     schema: Schema  # the table's current schema: the one Iceberg binds specs and stats to
     specs: dict[int, PartitionSpec]
     files: list[TableFile]
+    manifests: list[ManifestInfo] = field(default_factory=list)  # what the snapshot's manifest list names
 
     @cached_property
     def data(self) -> list[TableFile]:
@@ -189,8 +207,10 @@ def snapshot_files(table: Table, snapshot_id: int | None = None) -> SnapshotFile
     if cached is not None and cached.specs.keys() == specs.keys():
         return cached
     schema = table.schema()
-    files = [_table_file(entry, specs, schema) for entry in live_entries(table.io, snapshot.manifests(table.io))]
-    result = SnapshotFiles(key[0], snapshot_id, snapshot.sequence_number or 0, metadata.format_version, schema, specs, files)
+    manifests = snapshot.manifests(table.io)
+    files = [_table_file(entry, specs, schema) for entry in live_entries(table.io, manifests)]
+    result = SnapshotFiles(key[0], snapshot_id, snapshot.sequence_number or 0, metadata.format_version, schema, specs, files,
+                           [_manifest_info(m) for m in manifests])
     CACHE.put(key, result)
     return result
 
@@ -211,6 +231,17 @@ def read_manifest(io: FileIO, manifest: ManifestFile, *, discard_deleted: bool) 
         read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent},
     ) as reader:
         return [_inherit_from_manifest(e, manifest) for e in reader if not discard_deleted or e.status != ManifestEntryStatus.DELETED]
+
+
+def _manifest_info(manifest: ManifestFile) -> ManifestInfo:
+    return ManifestInfo(
+        path=manifest.manifest_path,
+        length=manifest.manifest_length,
+        content=Content.DATA if manifest.content == ManifestContent.DATA else Content.POSITION_DELETES,
+        spec_id=manifest.partition_spec_id,
+        live_files=(manifest.added_files_count or 0) + (manifest.existing_files_count or 0),
+        added_snapshot_id=manifest.added_snapshot_id,
+    )
 
 
 def _table_file(entry: ManifestEntry, specs: dict[int, PartitionSpec], schema: Schema) -> TableFile:

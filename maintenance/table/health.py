@@ -14,6 +14,10 @@ from pyiceberg.table import Table
 
 from maintenance.table.files import Content, TableFile, snapshot_files
 
+MANIFEST_TARGET_PROPERTY = "commit.manifest.target-size-bytes"
+DEFAULT_MANIFEST_TARGET = 8 * 1024 * 1024
+SMALL_MANIFEST_SHARE = 0.75  # a manifest below this share of the target is small (MANIFESTS merges it)
+
 
 @dataclass
 class FileCounters:
@@ -62,7 +66,13 @@ class TableHealth(FileCounters):
     snapshots: int = 0
     oldest_snapshot_age_s: float | None = None
     metadata_files: int = 0
+    manifests: int = 0  # data and delete manifests the current snapshot lists
+    small_manifests: int = 0  # below 75% of commit.manifest.target-size-bytes
     partitions: list[PartitionHealth] = field(default_factory=list)
+
+    @property
+    def avg_data_file_bytes(self) -> float:
+        return self.data_bytes / self.data_files if self.data_files else 0.0
 
     def to_json(self) -> dict[str, Any]:
         """Identity first, then the counters, then the per-partition breakdown."""
@@ -89,8 +99,12 @@ def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float
     if table.current_snapshot() is None:
         return health
 
+    files = snapshot_files(table)
+    small_manifest = SMALL_MANIFEST_SHARE * int(table.properties.get(MANIFEST_TARGET_PROPERTY, DEFAULT_MANIFEST_TARGET))
+    health.manifests = len(files.manifests)
+    health.small_manifests = sum(1 for m in files.manifests if m.length < small_manifest)
     by_partition: dict[tuple[int, str], PartitionHealth] = {}
-    for f in snapshot_files(table).files:
+    for f in files.files:
         health.add(f, small_file_bytes)
         key = (f.spec_id, f.partition_path)
         if key not in by_partition:

@@ -3,8 +3,8 @@ that pyiceberg does in Python, so a handful of threads hide the storage's latenc
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
 import threading
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 

@@ -18,8 +18,8 @@ from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 
-from maintenance.table.paths import normalise
 from maintenance.table.files import read_manifest
+from maintenance.table.paths import normalise
 from maintenance.table.pool import parallel_map
 
 log = structlog.get_logger(__name__)

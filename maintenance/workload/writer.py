@@ -18,9 +18,9 @@ from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema
 
-from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.jvm import JavaObject
+from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
 from maintenance.workload.model import Batch, Row
 from maintenance.workload.shape import COLUMN_NAMES, TableShape
 

@@ -17,9 +17,7 @@ from maintenance.jobs.convert.options import ConvertOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
-
-TARGET_SIZE_PROPERTY = "write.delete.target-file-size-bytes"
-DEFAULT_TARGET_SIZE = 64 * 1024 * 1024
+from maintenance.table.targets import DELETE_TARGET_DEFAULT, delete_file_target
 
 
 @dataclass
@@ -29,7 +27,7 @@ class ConvertPlan:
     targets: list[TableFile]  # data files some planned delete may apply to
     applies_to: dict[str, list[str]] = field(default_factory=dict)  # data path -> planned delete paths the rule applies
     global_deletes: frozenset[str] = frozenset()  # paths of planned deletes whose spec is unpartitioned
-    target_size: int = DEFAULT_TARGET_SIZE  # bytes per position delete file (write.delete.target-file-size-bytes)
+    target_size: int = DELETE_TARGET_DEFAULT  # bytes per position delete file (write.delete.target-file-size-bytes)
 
     @property
     def empty(self) -> bool:
@@ -54,7 +52,7 @@ class ConvertPlan:
 
 def plan(inputs: PlanInput, options: ConvertOptions) -> ConvertPlan:
     found = plan_convert(inputs.files, partitions=options.partitions, max_delete_files=options.max_delete_files)
-    found.target_size = int(inputs.table.properties.get(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
+    found.target_size = delete_file_target(inputs.table.properties)
     return found
 
 

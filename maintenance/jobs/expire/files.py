@@ -12,14 +12,13 @@ import re
 from dataclasses import dataclass
 
 from pyiceberg.io import FileIO
+from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 
-from pyiceberg.table import Table
-
+from maintenance.table.files import read_manifest
 from maintenance.table.listing import ListedFile, list_location
 from maintenance.table.paths import normalise
-from maintenance.table.files import read_manifest
 from maintenance.table.references import content_paths, manifests_of
 
 _METADATA_VERSION = re.compile(r"^(?:(?P<n>\d+)-[^/]+|v(?P<v>\d+))(?:\.gz)?\.metadata\.json(?:\.gz)?$")

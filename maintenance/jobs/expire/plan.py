@@ -16,7 +16,6 @@ from the head (Flink's `getMaxCommittedCheckpointId`): a gap in the chain hides 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
 from typing import Any
 
 from pyiceberg.table import Table
@@ -58,7 +57,9 @@ class ExpiryPlan:
                    "checkpoint_snapshot_ids": self.kept_for_checkpoints}
         if not detail or self.empty or self.table is None:
             return planned
-        from maintenance.jobs.expire.run import files_to_delete  # a dry run says what it would delete
+        from maintenance.jobs.expire.run import (
+            files_to_delete,  # a dry run says what it would delete
+        )
 
         expired = [s for s in self.table.metadata.snapshots if s.snapshot_id in set(self.snapshot_ids)]
         retained = [s for s in self.table.metadata.snapshots if s.snapshot_id not in set(self.snapshot_ids)]

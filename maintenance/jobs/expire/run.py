@@ -21,12 +21,16 @@ from pyiceberg.table.snapshots import Snapshot
 from maintenance.catalogs import load_table
 from maintenance.errors import ConflictError
 from maintenance.jobs.context import JobContext
-from maintenance.jobs.expire.files import ExpiredFiles, files_of_expired, old_metadata_versions
+from maintenance.jobs.expire.files import (
+    ExpiredFiles,
+    files_of_expired,
+    old_metadata_versions,
+)
 from maintenance.jobs.expire.plan import ExpiryPlan, plan_expiry
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
-from maintenance.table.paths import is_under
 from maintenance.spark.jvm import JavaObject, java_long, jvm
 from maintenance.table.health import TableHealth
+from maintenance.table.paths import is_under
 from maintenance.table.references import statistics_paths
 
 log = structlog.get_logger(__name__)

@@ -24,6 +24,7 @@ from typing import Any
 
 import structlog
 
+from maintenance import faults
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.file_groups.deletes import DroppableDeletes
 from maintenance.jobs.file_groups.grouping import FileGroup
@@ -150,3 +151,4 @@ def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup,
     committed.bytes_written += sum(int(f.fileSizeInBytes()) for f in added)
     committed.partitions.update(group.key for group, _ in finished)
     log.info("file groups committed", groups=len(finished), snapshot_id=committed.snapshot_id, delete_files_removed=len(deletes))
+    faults.point("groups-committed")

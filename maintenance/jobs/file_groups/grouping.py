@@ -24,10 +24,11 @@ so a daemon works through a huge table over several cycles.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from maintenance.table.files import PartitionKey, TableFile
+from maintenance.table.files import Content, PartitionKey, SnapshotFiles, TableFile
 
 MAX_OUTPUT_FACTOR = 1.4  # the writer rolls over only past this multiple of the target
 
@@ -132,3 +133,17 @@ def _split(files: list[TableFile], max_bytes: int | None) -> list[list[TableFile
         used[index] += f.size
         members[index].append(f)
     return [sorted(group, key=lambda f: f.path) for group in members]
+
+
+def live_fraction(files: SnapshotFiles, deletes: Sequence[TableFile], targets: Sequence[TableFile]) -> dict[PartitionKey, float]:
+    """Per partition of the targets, the share of rows the deletes leave (each delete record
+    is taken to remove one row of its partition; global equality deletes are left out), to
+    estimate how much a rewrite writes."""
+    deleted: dict[PartitionKey, int] = defaultdict(int)
+    for d in deletes:
+        if d.content == Content.POSITION_DELETES or not files.is_global(d.spec_id):
+            deleted[d.partition_key] += d.records
+    rows: dict[PartitionKey, int] = defaultdict(int)
+    for f in targets:
+        rows[f.partition_key] += f.records
+    return {key: max(0.05, 1 - deleted[key] / total) for key, total in rows.items() if total}

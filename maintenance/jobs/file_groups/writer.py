@@ -8,10 +8,13 @@ committed by the write; the new files are handed back for the executor's commit.
   (see `grouping`), so nothing is shuffled; where whole files are too big to share out
   evenly, rows are dealt out by a round-robin shuffle instead.
 - **ordered** (sort, z-order): rows are range-partitioned by the ordering's keys into the
-  expected number of files and sorted within each, so every file holds one key range.
+  expected number of files and sorted within each, so every file holds one key range;
+  the table's own distribution and ordering are not applied on top (as Iceberg's sort
+  rewrite does).
 - A group of an older spec's files is written into the current spec: Iceberg's writer
-  clusters its rows by the current partitioning (a hash shuffle), or, when ordered, takes
-  them in key order with one open file per partition (fanout).
+  clusters its rows by the current partitioning (a hash shuffle), or, when ordered, the
+  ordering's keys start with the current partition fields and the writer keeps one open
+  file per partition (fanout).
 """
 
 from __future__ import annotations
@@ -19,7 +22,12 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING, Protocol
 
-from maintenance.jobs.file_groups.grouping import FileGroup, expected_files, max_output_bytes, split_size
+from maintenance.jobs.file_groups.grouping import (
+    FileGroup,
+    expected_files,
+    max_output_bytes,
+    split_size,
+)
 from maintenance.spark.jvm import JavaObject, jvm, static_call
 
 if TYPE_CHECKING:
@@ -34,7 +42,8 @@ class Ordering(Protocol):
     name: str  # "sort", "zorder": for logs and counters
 
     def keys(self, frame: DataFrame, group: FileGroup) -> list[Column]:
-        """The sort keys for this group's rows (they may depend on its files' bounds)."""
+        """The sort keys for this group's rows (they may depend on its data; for a group
+        that is written into another spec, they start with that spec's partition fields)."""
         ...
 
 
@@ -59,7 +68,8 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
             frame = reader.load(group_id)
             keys = ordering.keys(frame, group)
             frame = frame.repartitionByRange(outputs, *keys).sortWithinPartitions(*keys)
-            writer_options.update({"target-file-size-bytes": str(max_output_bytes(target_size)), "distribution-mode": "none", "fanout-enabled": "true"})
+            writer_options.update({"target-file-size-bytes": str(_rolling_size(group, split, target_size)), "use-table-distribution-and-ordering": "false",
+                                   "fanout-enabled": "true"})
         else:
             coarse = outputs > 1 and max(weights) > COARSE_FILE_SHARE * split
             frame = reader.option("split-size", str(sum(weights) + 1 if coarse else split)).load(group_id)
@@ -80,6 +90,6 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
 def _rolling_size(group: FileGroup, split: int, target_size: int) -> int:
     """When the writer may start a new file. Parquet's writer measures a row group it still
     buffers before compression, so for small targets it rolls over far too early: where each
-    read split is sized to be one file, rolling is kept out of the way (four times the split);
-    a shuffled group relies on it, at 1.4x the target."""
+    read split or range is sized to be one file, rolling is kept out of the way (four times
+    the split); a group written into another spec relies on it, at 1.4x the target."""
     return max_output_bytes(target_size) if group.reshuffle else max(max_output_bytes(target_size), 4 * split)

@@ -13,23 +13,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from maintenance.jobs.file_groups.rewrite import RewritePlan
 from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import Content, SnapshotFiles, TableFile
-
-TARGET_SIZE_PROPERTY = "write.target-file-size-bytes"
-DEFAULT_TARGET_SIZE = 512 * 1024 * 1024
+from maintenance.table.targets import data_file_target
 
 
 @dataclass
-class MergePlan:
-    snapshot_id: int
-    sequence_number: int  # of the planning snapshot: the new data files' data sequence number
-    current_spec_id: int
-    deletes: list[TableFile]  # every delete file to eliminate
-    targets: list[TableFile]  # data files to rewrite
-    target_size: int = DEFAULT_TARGET_SIZE  # bytes per written file (write.target-file-size-bytes)
+class MergePlan(RewritePlan):
+    """Every delete file to eliminate (`deletes`) and every data file they touch (`targets`)."""
+
     options: MergeOptions = field(default_factory=MergeOptions)  # how the run's file groups are sized, run and committed
 
     @property
@@ -43,7 +38,7 @@ class MergePlan:
 def plan(inputs: PlanInput, options: MergeOptions) -> MergePlan:
     table = inputs.table
     merge_plan = plan_merge(inputs.files, table.spec().spec_id, partitions=options.partitions, small_file_bytes=inputs.config.health.small_file_bytes)
-    merge_plan.target_size = int(table.properties.get(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
+    merge_plan.target_size = data_file_target(table.properties)
     merge_plan.options = options
     return merge_plan
 

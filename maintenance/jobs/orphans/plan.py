@@ -17,8 +17,8 @@ from pyiceberg.table import Table
 
 from maintenance.errors import IcemaintError
 from maintenance.jobs.orphans.options import OrphansOptions
-from maintenance.jobs.staging import is_staged
 from maintenance.jobs.spec import PlanInput
+from maintenance.jobs.staging import is_staged
 from maintenance.table.listing import ListedFile, list_location
 from maintenance.table.paths import normalise, without_authority
 from maintenance.table.references import ReferencedFiles

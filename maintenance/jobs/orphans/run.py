@@ -16,8 +16,8 @@ from maintenance.catalogs import load_table
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.orphans.plan import OrphanPlan, subtract
 from maintenance.jobs.outcome import COMMITTED, NOOP, JobOutcome
-from maintenance.table.paths import normalise
 from maintenance.table.health import TableHealth
+from maintenance.table.paths import normalise
 
 log = structlog.get_logger(__name__)
 

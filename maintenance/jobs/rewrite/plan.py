@@ -25,9 +25,7 @@ from typing import Any
 from maintenance.jobs.rewrite.options import RewriteOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
-
-TARGET_SIZE_PROPERTY = "write.delete.target-file-size-bytes"
-DEFAULT_TARGET_SIZE = 64 * 1024 * 1024
+from maintenance.table.targets import delete_file_target
 
 
 @dataclass
@@ -54,7 +52,7 @@ def plan(inputs: PlanInput, options: RewriteOptions) -> RewritePlan:
 
 
 def plan_rewrite(files: SnapshotFiles, properties: dict[str, str], *, partitions: Sequence[str] = (), target_size: int | None = None) -> RewritePlan:
-    target = target_size or int(properties.get(TARGET_SIZE_PROPERTY, DEFAULT_TARGET_SIZE))
+    target = target_size or delete_file_target(properties)
     wanted = set(partitions)
     by_partition: dict[PartitionKey, list[TableFile]] = defaultdict(list)
     for delete in files.position_deletes:

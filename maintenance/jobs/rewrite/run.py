@@ -15,11 +15,17 @@ import structlog
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.publish import Change
-from maintenance.jobs.spec import SCAN_BYTES_PER_S
 from maintenance.jobs.rewrite.plan import RewritePlan
+from maintenance.jobs.spec import SCAN_BYTES_PER_S
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.errors import java_errors
-from maintenance.spark.file_rows import FIELD_ID, check_complete, observed, read_file_rows, row_counts
+from maintenance.spark.file_rows import (
+    FIELD_ID,
+    check_complete,
+    observed,
+    read_file_rows,
+    row_counts,
+)
 from maintenance.spark.java_files import JavaFiles
 from maintenance.spark.jvm import JavaObject
 from maintenance.spark.position_delete_writer import write_position_deletes

@@ -1,0 +1,134 @@
+"""One data-file rewrite, start to finish: what MERGE and COMPACT both run.
+
+From a plan's target data files and the delete files it may drop, it gets Iceberg's own
+scan tasks for the targets (each with every delete Iceberg applies to it, so rows read are
+the rows readers see), groups the targets (`grouping`), writes the groups concurrently
+(`writer`) and commits them every few groups (`executor`), each commit dropping the delete
+files whose every data file it has now rewritten (`deletes`). The new files keep the
+planning snapshot's data sequence number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from maintenance import faults
+from maintenance.errors import UsageError
+from maintenance.jobs.context import JobContext
+from maintenance.jobs.file_groups.deletes import (
+    DroppableDeletes,
+    coverable,
+    delete_reach,
+)
+from maintenance.jobs.file_groups.executor import GroupRewrite, run_groups
+from maintenance.jobs.file_groups.grouping import (
+    FileGroup,
+    live_fraction,
+    plan_groups,
+    within_budget,
+)
+from maintenance.jobs.file_groups.options import GroupOptions
+from maintenance.jobs.file_groups.writer import Ordering, rewrite_group
+from maintenance.jobs.outcome import JobOutcome
+from maintenance.spark.errors import java_errors
+from maintenance.spark.java_files import JavaFiles
+from maintenance.spark.jvm import JavaObject, jvm
+from maintenance.spark.validators import no_new_partition_equality_deletes
+from maintenance.table.files import TableFile
+from maintenance.table.targets import DATA_TARGET_DEFAULT
+
+
+@dataclass
+class RewritePlan:
+    """What MERGE's and COMPACT's planners hand the engine (their plans extend it)."""
+
+    snapshot_id: int  # the planning snapshot
+    sequence_number: int  # its sequence number: the new files' data sequence number
+    current_spec_id: int  # the spec every new file is written in
+    targets: list[TableFile]  # data files to rewrite
+    deletes: list[TableFile]  # delete files the rewrite may drop once it covers every data file they reach
+    target_size: int = DATA_TARGET_DEFAULT  # bytes per written file
+    options: GroupOptions = field(default_factory=GroupOptions)
+
+    def counters(self, detail: bool = False) -> dict[str, Any]:
+        raise NotImplementedError
+
+
+def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | None = None) -> JobOutcome:
+    """Rewrite the plan's targets (`ordering`: rows sorted within what each group writes;
+    None: bin-packed); `what` ("MERGE", "COMPACT") names the work in errors and logs."""
+    assert ctx.metadata is not None
+    files = ctx.metadata.files
+    fenced = ctx.table
+    fractions = live_fraction(files, plan.deletes, plan.targets)
+    groups = within_budget(plan_groups(plan.targets, plan.current_spec_id, fractions, max_group_bytes=plan.options.max_group_bytes),
+                           plan.options.max_bytes_per_run)
+    tasks = scan_tasks(fenced.java, [f.path for group in groups for f in group.files], plan.snapshot_id, what)
+    reach = delete_reach(files, plan.deletes)
+    droppable = coverable(reach, set(tasks))
+    with java_errors(f"{what} planning"):
+        java_deletes = java_delete_records(ctx, plan.snapshot_id, set(droppable), list(tasks.values()))
+    faults.watch("spark-write", f"{ctx.metadata.table.location().rstrip('/')}/data")
+    moves_rows = any(group.reshuffle for group in groups)
+    work = GroupRewrite(
+        what=what,
+        snapshot_id=plan.snapshot_id,
+        sequence_number=plan.sequence_number,
+        groups=groups,
+        tasks=tasks,
+        java_deletes=java_deletes,
+        droppable=DroppableDeletes({path: reach[path] for path in droppable}),
+        validate=no_new_partition_equality_deletes(fenced.java.io(), plan.snapshot_id, what) if moves_rows else None,
+    )
+
+    def write(group: FileGroup, group_tasks: list[JavaObject]) -> list[JavaObject]:
+        return rewrite_group(ctx.spark, fenced.java, group, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
+                             ordering=ordering)
+
+    outcome = run_groups(ctx, work, plan.options, write)
+    outcome.counters = {**plan.counters(), **outcome.counters}
+    return outcome
+
+
+def scan_tasks(table: JavaObject, paths: list[str], snapshot_id: int, what: str) -> dict[str, JavaObject]:
+    """Iceberg's own scan tasks (each with the deletes that apply to it) for the given data files."""
+    wanted = set(paths)
+    found: dict[str, JavaObject] = {}
+    with java_errors(f"{what} planning"):
+        tasks = table.newScan().useSnapshot(snapshot_id).planFiles()
+        try:
+            iterator = tasks.iterator()
+            while iterator.hasNext() and len(found) < len(wanted):
+                task = iterator.next()
+                location = str(task.file().location())
+                if location in wanted:
+                    found[location] = task
+        finally:
+            tasks.close()
+    missing = wanted - set(found)
+    if missing:
+        raise UsageError(f"{what} could not plan {sorted(missing)[0]}: not in the snapshot's scan")
+    return found
+
+
+def java_delete_records(ctx: JobContext, snapshot_id: int, wanted: set[str], tasks: list[JavaObject]) -> dict[str, JavaObject]:
+    """The Java records of the deletes a run may drop, taken from the scan tasks that
+    already hold them; only deletes that apply to no data file (dangling) are looked up in
+    the delete manifests."""
+    found: dict[str, JavaObject] = {}
+    if not wanted:
+        return found
+    distinct = jvm(ctx.spark).java.util.HashSet()  # tasks share their delete records: one Py4J call per task
+    for task in tasks:
+        distinct.addAll(task.deletes())
+    iterator = distinct.iterator()
+    while iterator.hasNext():
+        delete = iterator.next()
+        location = str(delete.location())
+        if location in wanted:
+            found.setdefault(location, delete)
+    missing = wanted - set(found)
+    if missing:
+        found.update(JavaFiles(ctx.spark, ctx.table.java, snapshot_id).delete_files(missing))
+    return found

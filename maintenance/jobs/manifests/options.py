@@ -1,0 +1,13 @@
+"""MANIFESTS' options."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from maintenance.jobs.options import INTEGER_AT_LEAST_1, option
+
+
+@dataclass(frozen=True)
+class ManifestsOptions:
+    min_manifests: int = option(2, INTEGER_AT_LEAST_1, "A partition spec's manifests (data or delete) are rewritten once at least this many are new "
+                                                       "(not written by MANIFESTS) and fewer would hold them all at the target size.")

@@ -1,0 +1,74 @@
+"""MANIFESTS planning from the manifest list: which partition specs' manifests to rewrite.
+
+Streaming writers add one or more manifests per commit, and every reader's planning opens
+them all. Rewriting a spec's manifests with Iceberg's `rewriteManifests` Spark action sorts
+their live entries by partition and writes them back in manifests of about
+`commit.manifest.target-size-bytes` (8 MiB by default), each holding one range of
+partitions, so a filtered scan opens few of them.
+
+A spec is planned when its data manifests, or its delete manifests, are more than their
+total size needs at the target size (the action's own estimate of what it writes) and at
+least `min_manifests` of them were not written by an earlier MANIFESTS run. Manifests
+whose entries are all deleted count too (the rewrite drops them). The second condition
+makes the job settle: the action sizes its output by the manifests it reads, and streaming
+writers' manifests shrink several times when rewritten, so its output is always "more
+than needed" by its own estimate; rewriting it again would only repeat that. Right after a
+MANIFESTS run there is nothing to do, until writers add manifests again.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from maintenance.jobs.manifests.options import ManifestsOptions
+from maintenance.jobs.spec import PlanInput
+from maintenance.lease.fence import SUMMARY_JOB
+from maintenance.table.files import ManifestInfo, SnapshotFiles
+from maintenance.table.health import DEFAULT_MANIFEST_TARGET, MANIFEST_TARGET_PROPERTY
+
+
+@dataclass
+class ManifestsPlan:
+    snapshot_id: int | None
+    target_size: int
+    specs: dict[int, list[ManifestInfo]] = field(default_factory=dict)  # spec id -> its manifests, all rewritten together
+
+    @property
+    def empty(self) -> bool:
+        return not self.specs
+
+    def counters(self, detail: bool = False) -> dict[str, Any]:
+        manifests = [m for group in self.specs.values() for m in group]
+        counters: dict[str, Any] = {"manifests_planned": len(manifests), "manifest_bytes_planned": sum(m.length for m in manifests)}
+        if detail:
+            counters["spec_ids_planned"] = sorted(self.specs)
+        return counters
+
+
+def plan(inputs: PlanInput, options: ManifestsOptions) -> ManifestsPlan:
+    metadata = inputs.table.metadata
+    target = int(metadata.properties.get(MANIFEST_TARGET_PROPERTY, DEFAULT_MANIFEST_TARGET))
+    ours = {s.snapshot_id for s in metadata.snapshots if s.summary is not None and s.summary.get(SUMMARY_JOB) == "manifests"}
+    return plan_manifests(inputs.files, target, options, written_by_manifests=ours)
+
+
+def plan_manifests(files: SnapshotFiles, target_size: int, options: ManifestsOptions, written_by_manifests: Collection[int] = ()) -> ManifestsPlan:
+    """`written_by_manifests`: the snapshots of earlier MANIFESTS runs (their manifests are not new)."""
+    result = ManifestsPlan(files.snapshot_id if files.snapshot_id >= 0 else None, target_size)
+    by_spec: dict[int, list[ManifestInfo]] = {}
+    for manifest in files.manifests:
+        by_spec.setdefault(manifest.spec_id, []).append(manifest)
+    for spec_id, manifests in sorted(by_spec.items()):
+        kinds = ([m for m in manifests if not m.holds_deletes], [m for m in manifests if m.holds_deletes])
+        if any(_worth_rewriting(kind, target_size, options.min_manifests, written_by_manifests) for kind in kinds):
+            result.specs[spec_id] = manifests
+    return result
+
+
+def _worth_rewriting(manifests: list[ManifestInfo], target_size: int, min_manifests: int, written_by_manifests: Collection[int]) -> bool:
+    needed = max(1, math.ceil(sum(m.length for m in manifests) / target_size))
+    new = [m for m in manifests if m.added_snapshot_id not in written_by_manifests]
+    return len(manifests) > needed and len(new) >= min_manifests

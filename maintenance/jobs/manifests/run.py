@@ -1,0 +1,49 @@
+"""The MANIFESTS job: Iceberg's `rewriteManifests` Spark action, per planned partition spec, through the fence.
+
+The action reads the spec's live manifest entries with Spark, sorts them by partition,
+writes manifests of about the target size and commits one `RewriteManifests` (data and
+delete manifests) on the table it is given: the fenced table, so the fence sees every
+commit attempt, and with verification on it stages that commit (`FencedTable.stage_performed`)
+for the fingerprint check before it becomes current. Iceberg checks that the new manifests
+hold exactly the live files the replaced ones held, and fails the commit if a replaced
+manifest left the table meanwhile (e.g. a writer's manifest merge): nothing lands, and a
+rerun plans again.
+"""
+
+from __future__ import annotations
+
+from maintenance.errors import ConflictError
+from maintenance.jobs.context import JobContext
+from maintenance.jobs.manifests.plan import ManifestsPlan
+from maintenance.jobs.outcome import COMMITTED, JobOutcome
+from maintenance.jobs.publish import Change
+from maintenance.spark.jvm import JavaObject, jvm
+from maintenance.table.health import TableHealth
+
+SECONDS_PER_MANIFEST = 0.05  # reading and writing small Avro files, with Spark's job overhead per run
+
+
+def run(ctx: JobContext, plan: ManifestsPlan) -> JobOutcome:
+    spark = ctx.spark
+    actions = jvm(spark).org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)  # type: ignore[attr-defined]
+    done = {"manifests_rewritten": 0, "manifests_added": 0}
+    snapshot_id = None
+    for spec_id in plan.specs:
+
+        def rewrite(table: JavaObject, spec_id: int = spec_id) -> None:
+            action = actions.rewriteManifests(table).specId(spec_id)
+            for key, value in ctx.table.fence.summary().items():
+                action = action.snapshotProperty(key, value)
+            result = action.execute()
+            rewritten, added = len(list(result.rewrittenManifests())), len(list(result.addedManifests()))
+            if rewritten == 0:
+                raise ConflictError(f"MANIFESTS found nothing to rewrite in spec {spec_id} any more (the table moved); run it again")
+            done["manifests_rewritten"] += rewritten
+            done["manifests_added"] += added
+
+        snapshot_id = ctx.publish(Change("MANIFESTS", perform=rewrite))
+    return JobOutcome(COMMITTED, snapshot_id=snapshot_id, counters={**plan.counters(), **done, "snapshots_published": len(plan.specs)})
+
+
+def estimate(health: TableHealth) -> float:
+    return 5.0 + health.manifests * SECONDS_PER_MANIFEST
