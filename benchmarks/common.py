@@ -1,4 +1,5 @@
-"""A fresh embedded default for one benchmark run: its own home, config and Spark session."""
+"""What the benchmarks share: a fresh embedded default per run, timing, I/O counters,
+resetting a table to a snapshot between contenders, and the floor copy of a table."""
 
 from __future__ import annotations
 
@@ -8,13 +9,17 @@ from pathlib import Path
 from typing import Any
 
 
-def fresh_embedded(prefix: str) -> tuple[Any, Any]:
-    """(config, spark) on a new, empty `$ICEMAINT_HOME`, so every contender starts equal."""
-    os.environ["ICEMAINT_HOME"] = str(Path(tempfile.mkdtemp(prefix=f"icemaint-bench-{prefix}-")))
+def fresh_embedded(prefix: str, spark_master: str | None = None, home: str | None = None) -> tuple[Any, Any]:
+    """(config, spark) on a new, empty `$ICEMAINT_HOME` (or `home`), so every contender starts equal."""
+    os.environ["ICEMAINT_HOME"] = home or str(Path(tempfile.mkdtemp(prefix=f"icemaint-bench-{prefix}-")))
     from maintenance.config import load_config
     from maintenance.spark.session import get_spark
 
     config = load_config(None)
+    if spark_master is not None:
+        import dataclasses
+
+        config = dataclasses.replace(config, spark=dataclasses.replace(config.spark, master=spark_master))
     return config, get_spark(config)
 
 
@@ -36,3 +41,52 @@ def median_seconds(action, repeat: int) -> float:  # type: ignore[no-untyped-def
         action()
         times.append(time.perf_counter() - started)
     return statistics.median(times)
+
+
+def io_counters(spark) -> tuple[int, int]:  # type: ignore[no-untyped-def]
+    """Bytes read and written through Hadoop file systems in the Spark JVM (driver and local executors)."""
+    read = written = 0
+    for stats in spark._jvm.org.apache.hadoop.fs.FileSystem.getAllStatistics():  # type: ignore[attr-defined]
+        read += int(stats.getBytesRead())
+        written += int(stats.getBytesWritten())
+    return read, written
+
+
+def reset_to(spark, ref, snapshot_id: int) -> None:  # type: ignore[no-untyped-def]
+    """Put the table back at `snapshot_id` (its files are all still there), so the next
+    contender starts from exactly the same table as the last one did."""
+    spark.sql(f"CALL local.system.set_current_snapshot('{ref.identifier}', {int(snapshot_id)})").collect()
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+
+
+def partition_clause(config, ref) -> str:  # type: ignore[no-untyped-def]
+    """`PARTITIONED BY (...)` for a table of the same current spec as `ref`'s ('' when unpartitioned)."""
+    from maintenance.catalogs import load_table
+
+    table = load_table(config, ref)
+    schema = table.schema()
+    parts = []
+    for f in table.spec().fields:
+        column, transform = schema.find_column_name(f.source_id), str(f.transform)
+        if transform == "identity":
+            parts.append(column)
+        elif transform.startswith(("bucket[", "truncate[")):
+            name, width = transform[:-1].split("[")
+            parts.append(f"{name}({width}, {column})")
+        elif transform in ("year", "month", "day", "hour"):
+            parts.append(f"{transform}s({column})")
+    return f"PARTITIONED BY ({', '.join(parts)})" if parts else ""
+
+
+def floor_copy(config, spark, source, floor, target_bytes: int | None = None) -> None:  # type: ignore[no-untyped-def]
+    """The floor a maintained table is measured against: the same rows, no delete files, the
+    same partitioning, files at the target size (one per partition where the data is
+    smaller), written the way COMPACT writes them: a plain copy, then COMPACT of every
+    partition with more than one file."""
+    from maintenance.jobs.runner import run_job
+
+    target = f", 'write.target-file-size-bytes'='{target_bytes}'" if target_bytes else ""
+    spark.sql(f"CREATE TABLE {floor.spark_name} USING iceberg {partition_clause(config, source)} "
+              f"TBLPROPERTIES ('format-version'='2'{target}) AS SELECT * FROM {source.spark_name}")
+    result = run_job(config, floor, "compact", {"min_input_files": 2, "min_file_size_ratio": 0.9})
+    assert result.status in ("committed", "noop"), result.error

@@ -8,12 +8,14 @@ For each size (change events : commits : partitioning), identical CDC tables (5%
 - icemaint MERGE;
 - stock `rewrite_data_files` with delete-file-threshold 1;
 - stock `rewrite_position_delete_files`;
-- plus a fully rewritten copy (CREATE TABLE AS SELECT), the floor.
+- plus the floor: the same rows, no delete files, the same partitioning, files at the
+  target size, written the way COMPACT writes them (`common.floor_copy`).
 
 Full-scan and point-lookup times are medians of --repeat. Each job runs once per
 contender, since each needs its own fresh table. Bytes read and written are the Spark
 JVM's Hadoop file-system counters around the job. Every contender's content is verified
-against the table before maintenance. Every number is measured by this run.
+against the table before maintenance. Every contender first runs once, unmeasured, on a
+small table. Every number is measured by this run.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import argparse
 import random
 import time
 
-from common import fresh_embedded, median_seconds, write_json
+from common import floor_copy, fresh_embedded, io_counters, median_seconds, write_json
 
 LOOKUPS = 5
 
@@ -36,6 +38,9 @@ def main() -> None:
     args = parser.parse_args()
 
     config, spark = fresh_embedded("compaction")
+    # Warm-up, unmeasured: every contender once on a small table (the JVM's first run of any
+    # code path is several times slower, and would count against whoever runs first).
+    measure_size(config, spark, 99, 20000, 10, "identity", args.partitions, 1)
     results = []
     for number, size in enumerate(args.sizes.split(",")):
         rows, commits, partitioning = size.split(":")
@@ -45,7 +50,7 @@ def main() -> None:
 
 
 def measure_size(config, spark, number: int, rows: int, commits: int, partitioning: str, partitions: int, repeat: int) -> dict:  # type: ignore[no-untyped-def]
-    from maintenance.catalogs import parse_table_ref
+    from maintenance.catalogs import load_table, parse_table_ref
     from maintenance.spark.fingerprint import content_fingerprint
     from maintenance.workload.cdc import CdcOptions, run_cdc_workload
     from maintenance.workload.shape import TableShape
@@ -60,7 +65,7 @@ def measure_size(config, spark, number: int, rows: int, commits: int, partitioni
     expected = content_fingerprint(spark, refs["icemaint"])
     keys = random.Random(1).sample([r.id for r in spark.sql(f"SELECT id FROM {refs['icemaint'].spark_name} LIMIT 100000").collect()], LOOKUPS)
     floor = parse_table_ref(f"bench{number}.floor", config)
-    spark.sql(f"CREATE TABLE {floor.spark_name} USING iceberg TBLPROPERTIES ('format-version'='2') AS SELECT * FROM {refs['icemaint'].spark_name}")
+    floor_copy(config, spark, refs["icemaint"], floor)
 
     def reads(ref) -> dict:  # type: ignore[no-untyped-def]
         return {"scan_s": median_seconds(lambda: content_fingerprint(spark, ref), repeat),
@@ -69,32 +74,39 @@ def measure_size(config, spark, number: int, rows: int, commits: int, partitioni
 
     stages = [{"stage": "before maintenance", **reads(refs["icemaint"])}]
     jobs = []
+    convert_run: dict = {}
     for label, ref, action in (
-        ("icemaint CONVERT", refs["icemaint"], icemaint_job(config, "convert")),
+        ("icemaint CONVERT", refs["icemaint"], icemaint_job(config, "convert", convert_run)),
         ("icemaint REWRITE (after CONVERT)", refs["icemaint"], icemaint_job(config, "rewrite")),
         ("icemaint MERGE", refs["merge"], icemaint_job(config, "merge")),
         ("stock rewrite_data_files (delete-file-threshold 1)", refs["stock_data"], stock_call(spark, "rewrite_data_files", "options => map('delete-file-threshold','1')")),
         ("stock rewrite_position_delete_files", refs["stock_pos"], stock_call(spark, "rewrite_position_delete_files", "options => map('rewrite-all','true')")),
     ):
+        snapshots_before = len(load_table(config, ref).metadata.snapshots)
         before = io_counters(spark)
         started = time.perf_counter()
         action(ref)
         job_s = time.perf_counter() - started
         after = io_counters(spark)
         assert content_fingerprint(spark, ref).same_content(expected), f"{label} changed the content"
-        jobs.append({"job": label, "job_s": job_s, "mib_read": (after[0] - before[0]) / 2**20, "mib_written": (after[1] - before[1]) / 2**20, **delete_files(config, ref)})
+        jobs.append({"job": label, "job_s": job_s, "mib_read": (after[0] - before[0]) / 2**20, "mib_written": (after[1] - before[1]) / 2**20,
+                     "snapshots_added": len(load_table(config, ref).metadata.snapshots) - snapshots_before, **delete_files(config, ref)})
         stages.append({"stage": f"after {label}", **reads(ref)})
-    stages.append({"stage": "fully rewritten copy (floor)", **reads(floor)})
+    stages.append({"stage": "floor: the same rows compacted, no deletes", **reads(floor)})
+    convert = {"key_mib": convert_run.get("key_bytes_scanned", 0) / 2**20, "delete_mib": convert_run.get("delete_bytes_scanned", 0) / 2**20,
+               "data_mib": convert_run.get("data_bytes_scanned", 0) / 2**20}
     return {"rows": rows, "commits": commits, "partitioning": partitioning, "partitions": shape.partitions, "expected_rows": expected.rows,
-            "generate_s_per_table": generate_s, "jobs": jobs, "stages": stages}
+            "generate_s_per_table": generate_s, "jobs": jobs, "stages": stages, "convert": convert}
 
 
-def icemaint_job(config, job: str):  # type: ignore[no-untyped-def]
+def icemaint_job(config, job: str, counters: dict | None = None):  # type: ignore[no-untyped-def]
     from maintenance.jobs.runner import run_job
 
     def run(ref) -> None:  # type: ignore[no-untyped-def]
         result = run_job(config, ref, job)
         assert result.status in ("committed", "noop"), result.error
+        if counters is not None:
+            counters.update(result.counters)
 
     return run
 
@@ -106,21 +118,13 @@ def stock_call(spark, procedure: str, options: str):  # type: ignore[no-untyped-
     return run
 
 
-def io_counters(spark) -> tuple[int, int]:  # type: ignore[no-untyped-def]
-    """Bytes read and written through Hadoop file systems in the Spark JVM (driver and local executors)."""
-    read = written = 0
-    for stats in spark._jvm.org.apache.hadoop.fs.FileSystem.getAllStatistics():  # type: ignore[attr-defined]
-        read += int(stats.getBytesRead())
-        written += int(stats.getBytesWritten())
-    return read, written
-
-
 def delete_files(config, ref) -> dict:  # type: ignore[no-untyped-def]
     from maintenance.catalogs import load_table
     from maintenance.table.health import table_health
 
     health = table_health(str(ref), load_table(config, ref), small_file_bytes=config.health.small_file_bytes)
-    return {"data_files": health.data_files, "equality_delete_files": health.equality_delete_files, "position_delete_files": health.position_delete_files}
+    return {"data_files": health.data_files, "equality_delete_files": health.equality_delete_files, "position_delete_files": health.position_delete_files,
+            "max_position_delete_files_per_partition": max((p.position_delete_files for p in health.partitions), default=0)}
 
 
 def print_size(result: dict) -> None:

@@ -25,6 +25,9 @@ REPO = HERE.parent
 
 FULL = {
     "compaction": ["--sizes", "1000000:100:identity,1000000:50:none,3000000:200:bucket", "--repeat", "3"],
+    "compact": ["--rows", "1000000", "--commits", "500", "--partitions", "4", "--target-mib", "4", "--repeat", "3"],
+    "scaling": ["--partitions", "500", "--commits", "20", "--rows", "1000000"],
+    "manifests": ["--commits", "1000", "--rows", "200000", "--repeat", "3"],
     "orphans": ["--files", "10000", "--repeat", "3"],
     "planning": ["--tables", "200", "--repeat", "3"],
     "daemon_memory": ["--samples", "5"],
@@ -32,6 +35,9 @@ FULL = {
 }
 QUICK = {
     "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1"],
+    "compact": ["--rows", "20000", "--commits", "20", "--partitions", "2", "--target-mib", "0.05", "--repeat", "1"],
+    "scaling": ["--partitions", "20", "--commits", "3", "--rows", "6000"],
+    "manifests": ["--commits", "20", "--rows", "2000", "--repeat", "1"],
     "orphans": ["--files", "400", "--repeat", "1"],
     "planning": ["--tables", "5", "--repeat", "1"],
     "daemon_memory": ["--samples", "1"],
@@ -79,16 +85,28 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
         stock = next(j for j in size["jobs"] if j["job"].startswith("stock rewrite_data_files"))
         layout = "unpartitioned" if size["partitioning"] == "none" else f"{size['partitions']} partitions ({size['partitioning']})"
         lines += ["", f"### {size['rows']:,} change events, {size['commits']} commits, {layout}: {size['expected_rows']:,} rows", "",
-                  "| job | s | × stock rewrite_data_files time | MiB read | MiB written | data files | equality deletes left | position deletes left |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| job | s | × stock rewrite_data_files time | MiB read | MiB written | snapshots added | data files | equality deletes left | "
+                  "position deletes left (most in a partition) |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for j in size["jobs"]:
             lines.append(f"| {j['job']} | {j['job_s']:.1f} | {j['job_s'] / stock['job_s']:.2f} | {j['mib_read']:.1f} | {j['mib_written']:.1f} | "
-                         f"{j['data_files']} | {j['equality_delete_files']} | {j['position_delete_files']} |")
+                         f"{j['snapshots_added']} | {j['data_files']} | {j['equality_delete_files']} | {j['position_delete_files']} "
+                         f"({j['max_position_delete_files_per_partition']}) |")
+        convert = next(j for j in size["jobs"] if j["job"] == "icemaint CONVERT")
+        merge = next(j for j in size["jobs"] if j["job"] == "icemaint MERGE")
+        needed = size["convert"]["key_mib"] + size["convert"]["delete_mib"]
+        lines += ["", f"CONVERT ÷ MERGE time: **{convert['job_s'] / merge['job_s']:.2f}**. CONVERT read {convert['mib_read']:.1f} MiB: "
+                  f"{convert['mib_read'] / needed:.1f}× the key columns of the files it scanned ({size['convert']['key_mib']:.1f} MiB of "
+                  f"{size['convert']['data_mib']:.1f} MiB, by their column sizes) plus the equality delete files ({size['convert']['delete_mib']:.1f} MiB)."]
         before = size["stages"][0]
         lines += ["", "| table state | full scan s | × before | point lookup ms | × before | equality / position delete files |", "|---|---|---|---|---|---|"]
         for s in size["stages"]:
             lines.append(f"| {s['stage']} | {s['scan_s']:.2f} | {s['scan_s'] / before['scan_s']:.2f} | {s['lookup_ms']:.0f} | "
                          f"{s['lookup_ms'] / before['lookup_ms']:.2f} | {s['equality_delete_files']} / {s['position_delete_files']} |")
+
+    lines += compact_section(results["compact"], plan["compact"])
+    lines += scaling_section(results["scaling"], plan["scaling"])
+    lines += manifests_section(results["manifests"], plan["manifests"])
 
     o = results["orphans"]
     ice = next(r for r in o["contenders"] if r["contender"].startswith("icemaint"))
@@ -122,6 +140,63 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
         [[s["scenario"], f"{s['cycles_per_s']:.0f}", f"{s['refused_per_s']:.0f}", f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}"] for s in lt["scenarios"]],
     )
     return "\n".join(lines) + "\n"
+
+
+def compact_section(c: dict, options: list[str]) -> list[str]:
+    stock = {j["job"].split()[-1]: j for j in c["jobs"] if j["job"].startswith("stock")}
+    rows = []
+    for j in c["jobs"]:
+        strategy = "sort" if "sort" in j["job"] else "binpack"
+        rows.append([j["job"], f"{j['job_s']:.1f}", f"{j['job_s'] / stock[strategy]['job_s']:.2f}", f"{j['mib_read']:.1f}", f"{j['mib_written']:.1f}",
+                     str(j["data_files"]), f"{j['within_10pct_of_target']} of {j['files_beside_a_remainder']}", f"{j['scan_s']:.2f}",
+                     f"{j['scan_s'] / c['floor']['scan_s']:.2f}"])
+    rows.append(["floor: the same rows at the target size", "", "", "", "", str(c["floor"]["data_files"]),
+                 f"{c['floor']['within_10pct_of_target']} of {c['floor']['files_beside_a_remainder']}", f"{c['floor']['scan_s']:.2f}", "1.00"])
+    return section(
+        "Small-file compaction against the stock procedure",
+        f"An append-only table ({c['rows']:,} rows in {c['commits']} commits, {c['partitions']} partitions: {c['before']['data_files']:,} files, "
+        f"full scan {c['before']['scan_s']:.2f} s), target {c['target_mib']:g} MiB (`benchmarks/compact.py {' '.join(options)}`). Every contender starts "
+        "from exactly that table (rolled back between them) and ran once unmeasured first; scans are medians. \"files near the target\": files within "
+        "±10% of the target, of those that are not a partition's last, smaller one.",
+        ["contender", "s", "× stock", "MiB read", "MiB written", "files after", "files near the target", "full scan s", "× floor"],
+        rows,
+    )
+
+
+def scaling_section(r: dict, options: list[str]) -> list[str]:
+    rows = []
+    for job in ("merge", "compact"):
+        runs = [x for x in r["runs"] if x["job"] == job]
+        for x in runs:
+            base = next(b for b in runs if b["master"] == "local[1]" and b["max_concurrent_groups"] == 1 and b["max_group_bytes"] == x["max_group_bytes"])
+            group_bytes = "default" if x["max_group_bytes"] is None else f"{x['max_group_bytes'] / 2**20:.1f} MiB"
+            rows.append([job.upper(), group_bytes, x["master"], str(x["max_concurrent_groups"]), f"{x['job_s']:.1f}", f"{base['job_s'] / x['job_s']:.2f}",
+                         f"{x['peak_rss_mib']:.0f}", str(x["snapshots"]), str(x["groups"])])
+    return section(
+        "Many partitions: one file group at a time, or several",
+        f"A CDC table of {r['partitions']} partitions and {r['commits']} commits: {r['data_files']:,} data files and {r['delete_files']:,} delete files, "
+        f"{r['rows']:,} rows (`benchmarks/scaling.py {' '.join(options)}`). The machine has {r['cores']} cores, so the scaling is shown with Spark's "
+        "`local[1]` against `local[2]`. Each run is a process of its own on exactly the generated table, after a warm-up run on a small table; memory is "
+        "the peak resident set of the process tree (Python and its JVM). With the default options the small partitions are combined into one file "
+        "group (one Spark job); with `max_group_bytes` at 1/32 of the table they make about 32 groups, as a table 32 times the size would at the "
+        "default. Speed-up: against `local[1]` with one group at a time, at the same `max_group_bytes`.",
+        ["job", "max_group_bytes", "Spark master", "max_concurrent_groups", "s", "speed-up", "peak RSS MiB", "commits", "groups"],
+        rows,
+    )
+
+
+def manifests_section(m: dict, options: list[str]) -> list[str]:
+    before = m["stages"][0]
+    rows = [[s["stage"], "" if s["job_s"] is None else f"{s['job_s']:.1f}", str(s["manifests"]), f"{s['plan_files_s']:.3f}",
+             f"{s['plan_files_s'] / before['plan_files_s']:.2f}", f"{s['plan_one_partition_s']:.3f}", f"{s['health_s']:.3f}"] for s in m["stages"]]
+    return section(
+        "Manifests of a streaming table",
+        f"A CDC table of {m['commits']:,} commits over {m['partitions']} partitions (`benchmarks/manifests.py {' '.join(options)}`): a full scan's planning "
+        "in Iceberg (`planFiles()`, every task iterated), a scan filtered to one partition, and icemaint's metadata read (`health`, pyiceberg), medians "
+        f"of {m['repeat']}; each contender starts from the generated table.",
+        ["table state", "job s", "manifests", "planFiles s", "× before", "one partition s", "health s"],
+        rows,
+    )
 
 
 def section(title: str, note: str, header: list[str], rows: list[list[str]]) -> list[str]:

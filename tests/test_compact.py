@@ -125,18 +125,37 @@ def test_a_table_with_nothing_to_compact_is_a_noop(spark, config: Config, cdc_ta
     assert result.status == NOOP and result.content_verified is None
 
 
+def test_small_partitions_are_one_job_and_one_file_each(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
+    ref, _, _ = cdc_table(shape=TableShape("identity", 6, "single"), rows=3000, commits=6, update_ratio=0.2, delete_ratio=0.05)
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+
+    result = run_job(config, ref, "compact", {"min_input_files": 2}, verify=True)
+
+    assert result.status == COMMITTED and result.counters["groups_rewritten"] == 1 and result.counters["partitions_rewritten"] == 6, result
+    frozen.assert_same()
+    per_partition: dict[str, int] = {}
+    for f in files_of(spark, ref):
+        per_partition[str(f.partition)] = per_partition.get(str(f.partition), 0) + 1
+    assert sorted(per_partition.values()) == [1] * 6
+
+
 def test_commits_every_group_and_a_budget_leaves_the_rest_for_the_next_run(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
     ref, _, _ = cdc_table(shape=TableShape("identity", 4, "single"), rows=4000, commits=8, update_ratio=0.2, delete_ratio=0.05)
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
     total = sum(f.file_size_in_bytes for f in files_of(spark, ref))
+    per_partition: dict[str, int] = {}
+    for f in files_of(spark, ref):
+        per_partition[str(f.partition)] = per_partition.get(str(f.partition), 0) + f.file_size_in_bytes
+    assert 2 * min(per_partition.values()) > max(per_partition.values())
+    one_partition = {"max_group_bytes": max(per_partition.values())}  # each partition its own group, none combined
 
     first = run_job(config, ref, "compact", {"min_input_files": 2, "commit_every_groups": 1, "max_concurrent_groups": 2,
-                                             "max_bytes_per_run": total // 3}, verify=True)
+                                             "max_bytes_per_run": total // 3, **one_partition}, verify=True)
 
     assert first.status == COMMITTED and first.content_verified, first.error
     assert first.counters["groups_rewritten"] == first.counters["groups_planned"] == first.counters["snapshots_published"] < 4
     frozen.assert_same()
-    second = run_job(config, ref, "compact", {"min_input_files": 2, "commit_every_groups": 1}, verify=True)
+    second = run_job(config, ref, "compact", {"min_input_files": 2, "commit_every_groups": 1, **one_partition}, verify=True)
     assert second.status == COMMITTED and second.counters["groups_rewritten"] == 4 - first.counters["groups_rewritten"]
     frozen.assert_same()
     assert (table_health(str(ref), load_table(config, ref), small_file_bytes=1).position_delete_files) == 0

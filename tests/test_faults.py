@@ -50,7 +50,8 @@ ARGS = {
     "expire": ["--older-than", "0s", "--retain-last", "1"],
     "orphans": ["--older-than", "1d"],
     # one group per partition, committed one at a time: a kill after the first commit leaves the others untouched
-    "compact": ["--min-input-files", "2", "--commit-every-groups", "1", "--max-concurrent-groups", "1"],
+    # (groups of one file each, so small partitions are not combined into one group)
+    "compact": ["--min-input-files", "2", "--commit-every-groups", "1", "--max-concurrent-groups", "1", "--max-group-bytes", "1"],
 }
 
 
@@ -58,11 +59,11 @@ def files_under(root: Path) -> set[Path]:
     return {p for p in root.rglob("*") if p.is_file()}
 
 
-def run_killed(config_path: Path, home: Path, job: str, table: str, point: str) -> int:
+def run_killed(config_path: Path, home: Path, job: str, table: str, point: str, args: list[str] | None = None) -> int:
     """The job as a user runs it, in a process group of its own, killed at `point`."""
     env = {**os.environ, "ICEMAINT_HOME": str(home), "ICEMAINT_KILL_AT": point}
     process = subprocess.Popen(
-        [sys.executable, "-m", "maintenance", "--config", str(config_path), job, table, "--verify", "--json", *ARGS.get(job, [])],
+        [sys.executable, "-m", "maintenance", "--config", str(config_path), job, table, "--verify", "--json", *(ARGS.get(job, []) if args is None else args)],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
     try:
@@ -129,8 +130,11 @@ def test_a_multi_group_run_killed_after_its_first_commit_keeps_that_group_and_no
     before = _files_by_partition(spark, ref)
     config_path = tmp_path / "icemaint.yaml"
     config_path.write_text(yaml.safe_dump({"home": str(home), "leases": {"ttl_seconds": TTL_S}}))
+    sizes = [sum(local(p).stat().st_size for p in paths) for paths in before.values()]
+    assert 2 * min(sizes) > max(sizes)
+    one_group_per_partition = ["--max-group-bytes", str(max(sizes)), "--min-input-files", "2", "--commit-every-groups", "1", "--max-concurrent-groups", "1"]
 
-    assert run_killed(config_path, home, "compact", str(ref), "groups-committed") == -signal.SIGKILL
+    assert run_killed(config_path, home, "compact", str(ref), "groups-committed", one_group_per_partition) == -signal.SIGKILL
 
     frozen.assert_same()
     after = _files_by_partition(spark, ref)

@@ -127,7 +127,19 @@ def test_merge_groups_write_older_specs_into_the_current_one() -> None:
     current = [data(1, "a", size=100), data(1, "b", size=100)]
     assert sorted(str(g.key) for g in plan_groups(current, 1, {})) == ["(1, ('a',))", "(1, ('b',))"]
     mixed = plan_groups([*current, data(1, spec=0, size=100)], 1, {})
-    assert len(mixed) == 1 and mixed[0].reshuffle and len(mixed[0].files) == 3
+    assert len(mixed) == 1 and mixed[0].moves_rows and mixed[0].spread and len(mixed[0].files) == 3
+
+
+def test_small_partitions_are_combined_into_one_job_and_large_ones_stay_alone() -> None:
+    small = [data(1, region, size=30) for region in "abcde" for _ in range(2)]  # 60 bytes a partition: one file each
+    large = [data(1, "z", size=150), data(1, "z", size=150)]  # three files of the target
+    groups = plan_groups([*small, *large], 1, {}, target_size=100)
+    combined = [g for g in groups if g.spread]
+    assert [sorted(str(k[1][0]) for k in g.partitions) for g in combined] == [["a", "b", "c", "d", "e"]]
+    assert combined[0].output_files(100) == 5 and not combined[0].moves_rows
+    alone = [g for g in groups if not g.spread]
+    assert len(alone) == 1 and alone[0].output_files(100) == 3
+    assert all(not g.spread for g in plan_groups(small, 1, {}, target_size=25))  # 60 bytes: two files a partition, no longer small
 
 
 @pytest.mark.parametrize(("output", "target", "files"), [(50, 100, 1), (110, 100, 1), (150, 100, 2), (130, 100, 1), (199, 100, 2), (1010, 100, 10), (1040, 100, 10)])

@@ -2,8 +2,9 @@
 
 Both give the writer keys that it range-partitions a group's rows by, into as many parts
 as the group writes files, and sorts within each, so every file holds one key range.
-Rows of older partition specs (a group with `reshuffle`) are clustered by the current
-spec's partition fields first, so each file is written into one partition.
+A group whose rows go to several partitions (`spread`: small partitions combined, or an
+older spec's files) is clustered by the current spec's partition fields first, so each
+file is written into one partition.
 
 **Z-order** maps each column to an unsigned integer of `bits` bits that keeps the column's
 order (numbers, dates and timestamps scaled linearly between the group's minimum and
@@ -49,7 +50,7 @@ class _Ordering:
         return self.layout.strategy
 
     def _partition_prefix(self, group: FileGroup) -> list[Column]:
-        if not group.reshuffle:
+        if not group.spread:
             return []
         return [transform_column(self.catalog, k.column, k.transform).asc_nulls_first() for k in self.layout.partition_keys]
 

@@ -112,23 +112,29 @@ def find_positions(
             columns = [(f"k{fid}", key_column(schema, fid)) for fid in field_ids]
             data_raw = reads.enter_context(raw_rows(spark, table, [java_targets[t.path] for t in targets]))
             delete_raw = reads.enter_context(raw_rows(spark, table, [java_deletes[d.path] for d in deletes], delete_files=True))
-            unobserved = _tagged(spark, data_raw, columns, targets, partitions, "d", plan, with_position=True)
-            data_obs = Observation()
-            data = unobserved.observe(data_obs, F.count(F.lit(1)).alias("rows"), F.count("d_seq").alias("mapped"))
             # The delete side is small and may be broadcast (where observed metrics are not
             # delivered): it is cached, counted, and the join reads the cache.
-            removed = _tagged(spark, delete_raw, columns, deletes, partitions, "e", plan, with_position=False).cache()
+            removed = _tagged(spark, _keyed(delete_raw, columns, "e"), deletes, partitions, "e", plan).cache()
             cached.append(removed)
             delete_counts = row_counts(removed, "e_seq")
             check_complete("equality delete", delete_counts, sum(d.records for d in deletes))
             delete_rows += delete_counts["rows"]
             if sum(d.size for d in deletes) <= BROADCAST_DELETE_BYTES:
                 removed = F.broadcast(removed)
-            condition = _null_safe_equal(data, removed, [name for name, _ in columns])
-            condition = condition & (data.d_seq < removed.e_seq) & (removed.e_global | (data.d_part == removed.e_part))
-            matched = data.join(removed, condition, "inner").select(data.d_part.alias("part"), data.d_path.alias("file_path"), data.pos.alias("pos"))
+            # Data rows meet the keys first; only the rows that match one are tagged with
+            # their file's sequence number and partition (every such row must map to its
+            # file, or nothing is committed), then the scope rule filters them.
+            data = _keyed(data_raw, columns, "d", with_position=True)
+            data_obs = Observation()
+            observed_data = data.observe(data_obs, F.count(F.lit(1)).alias("rows"))
+            keyed = observed_data.join(removed, _null_safe_equal(observed_data, removed, [name for name, _ in columns]), "inner")
+            candidates = _tagged(spark, keyed, targets, partitions, "d", plan)
+            match_obs = Observation()
+            observed_matches = candidates.observe(match_obs, F.count(F.lit(1)).alias("rows"), F.count("d_seq").alias("mapped"))
+            in_scope = (observed_matches.d_seq < observed_matches.e_seq) & (observed_matches.e_global | (observed_matches.d_part == observed_matches.e_part))
+            matched = observed_matches.where(in_scope).select(F.col("d_part").alias("part"), F.col("d_path").alias("file_path"), F.col("pos"))
             results.append(matched)
-            observations.append((data_obs, unobserved, sum(t.records for t in targets)))
+            observations.append((data_obs, match_obs, data, candidates, sum(t.records for t in targets)))
 
         if not results:
             return ScanResult(list(partitions), {}, 0, delete_rows)
@@ -139,35 +145,38 @@ def find_positions(
         written = write_position_deletes(union, "part", output_dir, max_records_per_file=records_per_file, deduplicate=True)
 
         data_rows = 0
-        for data_obs, unobserved, data_expected in observations:
-            counts = observed(data_obs, lambda frame=unobserved: row_counts(frame, "d_seq"))
-            check_complete("data", counts, data_expected)
-            data_rows += counts["rows"]
+        for data_obs, match_obs, data, candidates, data_expected in observations:
+            rows = observed(data_obs, lambda frame=data: {"rows": frame.count()})["rows"]
+            check_complete("data", {"rows": rows, "mapped": rows}, data_expected)
+            matches = observed(match_obs, lambda frame=candidates: row_counts(frame, "d_seq"))
+            if matches["mapped"] != matches["rows"]:
+                raise SparkJobError(f"{matches['rows'] - matches['mapped']} data rows matching an equality delete did not map to their table file; "
+                                    "nothing was committed")
+            data_rows += rows
     for frame in cached:
         frame.unpersist()
     return ScanResult(list(partitions), {int(part): files for part, files in written.items()}, data_rows, delete_rows)
 
 
-def _tagged(
-    spark: SparkSession,
-    raw: DataFrame,
-    columns: Sequence[tuple[str, tuple[str, ...]]],
-    files: Sequence[TableFile],
-    partitions: dict[PartitionKey, int],
-    prefix: str,
-    plan: ConvertPlan,
-    *,
-    with_position: bool,
-) -> DataFrame:
-    """Key columns of the rows with their file's attributes (columns prefixed d_ or e_); a
-    row whose file is not among `files` gets NULL attributes, which the row counts catch."""
+def _keyed(raw: DataFrame, columns: Sequence[tuple[str, tuple[str, ...]]], prefix: str, *, with_position: bool = False) -> DataFrame:
+    """The key columns of raw rows (prefixed), their file (`<prefix>_path`) and, for data rows, `pos`."""
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
     selected = [F.col(".".join(f"`{part}`" for part in path)).alias(f"{prefix}_{name}") for name, path in columns]
     selected.append(F.col("_file").alias(f"{prefix}_path"))
     if with_position:
         selected.append(F.col("_pos").alias("pos"))
+    return raw.select(*selected)
+
+
+def _tagged(spark: SparkSession, rows: DataFrame, files: Sequence[TableFile], partitions: dict[PartitionKey, int], prefix: str,
+            plan: ConvertPlan) -> DataFrame:
+    """Rows with their file's attributes (`<prefix>_seq`, `_part`, `_global`), joined on
+    `<prefix>_path`; a row whose file is not among `files` gets NULL attributes, which the
+    row counts catch."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
     attributes = spark.createDataFrame(
         [(f.path, f.seq, partitions[f.partition_key], f.path in plan.global_deletes) for f in files],
         T.StructType([
@@ -175,7 +184,7 @@ def _tagged(
             T.StructField(f"{prefix}_part", T.IntegerType()), T.StructField(f"{prefix}_global", T.BooleanType()),
         ]),
     )
-    return raw.select(*selected).join(F.broadcast(attributes), f"{prefix}_path", "left")
+    return rows.join(F.broadcast(attributes), f"{prefix}_path", "left")
 
 
 def _null_safe_equal(data: DataFrame, removed: DataFrame, keys: Sequence[str]) -> Column:

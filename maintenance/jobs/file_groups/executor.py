@@ -108,7 +108,7 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
                         pending.append((group, future.result()))
                     except BaseException as exc:  # noqa: BLE001 (the first failure is raised below, after committing what finished)
                         failure = failure or exc
-                        log.error("file group failed", partition=str(group.key), files=len(group.files), error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                        log.error("file group failed", partitions=len(group.partitions), first_partition=str(group.key), files=len(group.files), error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
                 ctx.progress("groups written", groups_written=committed.groups + len(pending), groups_planned=len(work.groups))
                 if len(pending) >= options.commit_every_groups:
                     commit_pending()
@@ -149,6 +149,6 @@ def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup,
     committed.data_files_added += len(added)
     committed.delete_files_removed += len(deletes)
     committed.bytes_written += sum(int(f.fileSizeInBytes()) for f in added)
-    committed.partitions.update(group.key for group, _ in finished)
+    committed.partitions.update(key for group, _ in finished for key in group.partitions)
     log.info("file groups committed", groups=len(finished), snapshot_id=committed.snapshot_id, delete_files_removed=len(deletes))
     faults.point("groups-committed")

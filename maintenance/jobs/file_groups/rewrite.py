@@ -62,7 +62,8 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     files = ctx.metadata.files
     fenced = ctx.table
     fractions = live_fraction(files, plan.deletes, plan.targets)
-    groups = within_budget(plan_groups(plan.targets, plan.current_spec_id, fractions, max_group_bytes=plan.options.max_group_bytes),
+    groups = within_budget(plan_groups(plan.targets, plan.current_spec_id, fractions, max_group_bytes=plan.options.max_group_bytes,
+                                          target_size=plan.target_size),
                            plan.options.max_bytes_per_run)
     tasks = scan_tasks(fenced.java, [f.path for group in groups for f in group.files], plan.snapshot_id, what)
     reach = delete_reach(files, plan.deletes)
@@ -70,7 +71,7 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     with java_errors(f"{what} planning"):
         java_deletes = java_delete_records(ctx, plan.snapshot_id, set(droppable), list(tasks.values()))
     faults.watch("spark-write", f"{ctx.metadata.table.location().rstrip('/')}/data")
-    moves_rows = any(group.reshuffle for group in groups)
+    moves_rows = any(group.moves_rows for group in groups)
     work = GroupRewrite(
         what=what,
         snapshot_id=plan.snapshot_id,

@@ -11,10 +11,11 @@ committed by the write; the new files are handed back for the executor's commit.
   expected number of files and sorted within each, so every file holds one key range;
   the table's own distribution and ordering are not applied on top (as Iceberg's sort
   rewrite does).
-- A group of an older spec's files is written into the current spec: Iceberg's writer
-  clusters its rows by the current partitioning (a hash shuffle), or, when ordered, the
-  ordering's keys start with the current partition fields and the writer keeps one open
-  file per partition (fanout).
+- A group whose rows go to several partitions (`spread`: small partitions combined, or an
+  older spec's files written into the current spec): Iceberg's writer clusters its rows by
+  the current partitioning (a hash shuffle), or, when ordered, the ordering's keys start
+  with the current partition fields and the writer keeps one open file per partition
+  (fanout).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from typing import TYPE_CHECKING, Protocol
 
 from maintenance.jobs.file_groups.grouping import (
     FileGroup,
-    expected_files,
     max_output_bytes,
     split_size,
 )
@@ -57,7 +57,7 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
         staged.add(task)
     cache, manager, coordinator = (static_call(spark, f"org.apache.iceberg.spark.{name}", "get") for name in ("SparkTableCache", "ScanTaskSetManager", "FileRewriteCoordinator"))
     weights = [int(task.sizeBytes()) for task in tasks]  # what Iceberg packs by: data plus its deletes
-    outputs = expected_files(group.expected_output_bytes, target_size)
+    outputs = group.output_files(target_size)
     split = split_size(weights, outputs)
     try:
         cache.add(group_id, table)
@@ -73,11 +73,11 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
         else:
             coarse = outputs > 1 and max(weights) > COARSE_FILE_SHARE * split
             frame = reader.option("split-size", str(sum(weights) + 1 if coarse else split)).load(group_id)
-            if coarse and not group.reshuffle:
+            if coarse and not group.spread:
                 frame = frame.repartition(outputs)  # whole files cannot be packed evenly: deal rows out
             writer_options.update({
                 "target-file-size-bytes": str(_rolling_size(group, split, target_size)),
-                "distribution-mode": "hash" if group.reshuffle else "none",
+                "distribution-mode": "hash" if group.spread else "none",
             })
         frame.write.format("iceberg").options(**writer_options).mode("append").save(group_id)
         return list(coordinator.fetchNewFiles(table, group_id))
@@ -92,4 +92,4 @@ def _rolling_size(group: FileGroup, split: int, target_size: int) -> int:
     buffers before compression, so for small targets it rolls over far too early: where each
     read split or range is sized to be one file, rolling is kept out of the way (four times
     the split); a group written into another spec relies on it, at 1.4x the target."""
-    return max_output_bytes(target_size) if group.reshuffle else max(max_output_bytes(target_size), 4 * split)
+    return max_output_bytes(target_size) if group.spread else max(max_output_bytes(target_size), 4 * split)
