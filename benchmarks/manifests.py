@@ -78,6 +78,7 @@ def main() -> None:
     for _, action in contenders:  # warm-up, unmeasured: the JVM's first run of anything is slow
         reset_to(spark, ref, generated)
         action()
+    reset_to(spark, ref, generated)
     stages = [measure("before")]
     for label, action in contenders:
         reset_to(spark, ref, generated)
