@@ -66,7 +66,7 @@ def test_every_counter_a_job_reports_is_described(spark, config, cdc_table: CdcF
         for dry_run in (True, False):
             result = run_job(config, ref, spec.name, options.get(spec.name), dry_run=dry_run)
             assert result.status in (COMMITTED, NOOP), (spec.name, result.error)
-            assert undocumented(result.counters) == [], (spec.name, result.counters)
+            assert undocumented(result.counters, spec.counters) == [], (spec.name, result.counters)
 
 
 def test_a_daemon_merge_reads_each_manifest_once_while_evaluating_and_never_again_to_plan(spark, config, cdc_table: CdcFactory, tmp_path: Path) -> None:

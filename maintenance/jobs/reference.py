@@ -9,7 +9,7 @@ from maintenance.jobs import registry
 
 def jobs_json() -> dict[str, Any]:
     return {"jobs": [{"name": spec.name, "summary": spec.summary, "formats": list(spec.formats),
-                      "options": [o.to_json(spec.name) for o in spec.option_specs()]} for spec in registry.JOBS]}
+                      "options": [o.to_json(spec.name) for o in spec.option_specs()], "own_counters": dict(spec.counters)} for spec in registry.JOBS]}
 
 
 def jobs_markdown() -> str:
@@ -19,6 +19,9 @@ def jobs_markdown() -> str:
               "options sit under `jobs.<job>`; a table overrides them with the property `icemaint.<job>.<key>`.", ""]
     for spec in registry.JOBS:
         lines += [f"## {spec.name}", "", spec.summary, "", f"Table formats: {', '.join(f'v{v}' for v in spec.formats)}.", ""]
+        if spec.counters:
+            lines += ["Its own counters (beside those every job shares, `maintenance/jobs/counters.py`): "
+                      + "; ".join(f"`{name}`, {text}" for name, text in spec.counters.items()) + ".", ""]
         options = spec.option_specs()
         if not options:
             lines += ["No options of its own.", ""]

@@ -78,6 +78,7 @@ class JobSpec(Generic[OptionsT, PlanT]):
     plans_from_metadata: bool = True  # False: planning touches storage (ORPHANS lists it)
     check_options: Callable[[OptionsT, bool], None] | None = None  # (options, dry_run): a UsageError if unfit
     check_table: Callable[[Table, OptionsT], None] | None = None  # (table, options): a UsageError if unfit for this table (command line)
+    counters: Mapping[str, str] = field(default_factory=dict)  # the job's own counters and lists, described (shared ones: jobs/counters.py)
 
     def option_specs(self) -> list[OptionSpec]:
         return declared(self.options)

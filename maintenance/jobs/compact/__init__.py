@@ -2,6 +2,7 @@
 
 from maintenance.jobs.compact import plan, run
 from maintenance.jobs.compact.options import CompactOptions
+from maintenance.jobs.file_groups.executor import COUNTERS as GROUP_COUNTERS
 from maintenance.jobs.spec import JobSpec
 
 SPEC = JobSpec(
@@ -11,5 +12,6 @@ SPEC = JobSpec(
     plan=plan.plan,
     run=run.run,
     estimate=run.estimate,
+    counters={**GROUP_COUNTERS, "strategy": "the row layout a dry run would write (binpack, sort, zorder)"},
     check_table=plan.check_table,
 )

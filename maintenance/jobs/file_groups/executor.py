@@ -39,6 +39,10 @@ from maintenance.spark.validators import Validator
 
 log = structlog.get_logger(__name__)
 
+COUNTERS = {
+    "groups_planned": "file groups the run planned to rewrite (within max_bytes_per_run)",
+    "groups_rewritten": "file groups rewritten and committed",
+}
 WriteGroup = Callable[[FileGroup, list[JavaObject]], list[JavaObject]]  # (group, its scan tasks) -> new data files
 
 

@@ -11,4 +11,11 @@ SPEC = JobSpec(
     plan=plan.plan,
     run=run.run,
     estimate=run.estimate,
+    counters={
+    "manifests_planned": "manifests the plan rewrites",
+    "manifest_bytes_planned": "bytes of those manifests",
+    "manifests_rewritten": "manifests replaced",
+    "manifests_added": "manifests written in their place",
+    "spec_ids_planned": "the partition specs whose manifests a dry run would rewrite",
+    },
 )

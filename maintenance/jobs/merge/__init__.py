@@ -1,5 +1,6 @@
 """MERGE: apply deletes into data files and drop the delete files, sequence numbers kept."""
 
+from maintenance.jobs.file_groups.executor import COUNTERS as GROUP_COUNTERS
 from maintenance.jobs.merge import plan, run
 from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import JobSpec
@@ -11,4 +12,5 @@ SPEC = JobSpec(
     plan=plan.plan,
     run=run.run,
     estimate=run.estimate,
+    counters=GROUP_COUNTERS,
 )
