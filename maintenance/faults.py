@@ -11,7 +11,8 @@ carries this run's epoch), `spark-write` (files appear in the folder a job write
 `staged` (a change is staged, not yet verified or published), `published` (a change is
 current, the run not yet recorded), `groups-committed` (a rewrite's first batch of file
 groups is committed, the others not), `deleting` (the first batch of a deletion is done,
-in batches of two).
+in batches of two). Which job reaches which point: `POINTS` in the test, which fails when an
+armed point is never reached (the job then ends by itself, not by SIGKILL).
 """
 
 from __future__ import annotations

@@ -45,7 +45,7 @@ from tests.services.config import CREDENTIALS_ENV, matrix_config, write_config
 from tests.services.s3 import SECRET_KEY
 from tests.services.spark_worker import SparkWorker
 from tests.services.stack import Services
-from tests.test_fencing import read_line
+from tests.test_fencing import read_line, resume_paused_holder
 
 pytestmark = pytest.mark.s3
 
@@ -343,11 +343,7 @@ def test_paused_holder_is_fenced_after_takeover(matrix: Matrix, catalog: str, tm
         after_b = tmp_path / "rows-after-b"
         matrix.worker.call(spark_worker.copy_rows, name, str(after_b))
 
-        flag.touch()
-        os.kill(holder_a.pid, signal.SIGCONT)
-        refused = read_line(holder_a, "REFUSED", timeout=120)
-        status = read_line(holder_a, "STATUS", timeout=60)
-        assert holder_a.wait(timeout=60) == 0
+        refused, status = resume_paused_holder(holder_a, flag)
     finally:
         if holder_a.poll() is None:
             os.kill(holder_a.pid, signal.SIGCONT)

@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import pytest
+import yaml
 from sqlalchemy.engine import make_url
 
 from maintenance.catalogs import TableRef, load_table
@@ -92,6 +93,19 @@ def http_get(port: int, path: str) -> tuple[int, str]:
             return response.status, response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode()
+
+
+def metric(port: int, sample: str) -> float:
+    """One sample of /metrics as exposed, e.g. `icemaint_evaluations_total{outcome="ok"}`
+    (0 while it has no value yet)."""
+    for line in http_get(port, "/metrics")[1].splitlines():
+        name, _, value = line.rpartition(" ")
+        if name == sample:
+            return float(value)
+    return 0.0
+
+
+EVALUATIONS_OK = 'icemaint_evaluations_total{outcome="ok"}'
 
 
 def healthz(port: int) -> tuple[int | None, str]:
@@ -229,15 +243,71 @@ def test_a_state_database_cut_turns_healthz_503_and_its_return_200(tmp_path: Pat
             cut = time.monotonic()
             status, body = wait_for(lambda: (lambda r: r if r[0] == 503 else None)(healthz(port)), 30, "503 after the cut", [log])
             assert time.monotonic() - cut <= 2 * 2 + 1 and body.startswith("state: failing"), body
+            assert_only_failures_counted_meanwhile(port, 'icemaint_evaluation_failures_total{cause="state"}', [log])
+            ok_during_cut = metric(port, EVALUATIONS_OK)
             proxy.start()
             back = time.monotonic()
             wait_for(lambda: healthz(port)[0] == 200, 30, "200 after the return", [log])
             assert time.monotonic() - back <= 2 * 2 + 1
-            metrics = http_get(port, "/metrics")[1]
-            assert 'icemaint_evaluation_failures_total{cause="state"}' in metrics and 'icemaint_dependency_up{dependency="state"} 1.0' in metrics
+            wait_for(lambda: metric(port, EVALUATIONS_OK) > ok_during_cut, 30, "evaluations counted ok again", [log])
+            assert metric(port, 'icemaint_dependency_up{dependency="state"}') == 1.0
         finally:
             proxy.stop()
             stop_daemon(process, log)
+        text = log.read_text()
+        assert "Traceback" not in text, text[-3000:]
+        assert text.count('"dependency failing"') == 1 and text.count('"dependency works again"') == 1, text[-3000:]
+
+
+def assert_only_failures_counted_meanwhile(port: int, failures: str, logs: list[Path]) -> None:
+    """While a dependency is down, two more evaluations are counted as failed by its cause
+    (`failures`, the sample) and none as ok."""
+    ok, failed = metric(port, EVALUATIONS_OK), metric(port, failures)
+    assert failed >= 1
+    wait_for(lambda: metric(port, failures) >= failed + 2, 30, f"two more evaluations counted in {failures}", logs)
+    assert metric(port, EVALUATIONS_OK) == ok
+
+
+def test_a_catalog_cut_turns_healthz_503_naming_it_and_its_return_200(tmp_path: Path, config: Config) -> None:
+    """A second catalog, SQL on PostgreSQL behind a TCP proxy, cut for a while: /healthz says
+    503 and names that catalog within two intervals while the other catalog stays up, the
+    evaluations meanwhile count as failed by cause `catalog` and not as ok, 200 comes back
+    within two intervals of its return, and the log has one line per change, no traceback."""
+    url = make_url(POSTGRES_ADMIN_URL)
+    for catalog_url in new_state_url("postgresql", tmp_path):
+        proxy = TcpProxy(target_port=url.port or 5432)
+        proxy.start()
+        proxied = make_url(catalog_url).set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        config_path, port = daemon_config(tmp_path, config, f"sqlite:///{tmp_path / 'state.db'}", f"catalogs_{uuid.uuid4().hex[:6]}", "daemon")
+        local = config.catalogs[config.default_catalog]
+        catalogs = {
+            local.name: {"type": local.type, "uri": local.uri, "warehouse": local.warehouse},
+            "remote": {"type": "sql", "uri": proxied, "warehouse": (tmp_path / "remote-warehouse").as_uri()},
+        }
+        with config_path.open("a") as out:
+            out.write(yaml.safe_dump({"default_catalog": local.name, "catalogs": catalogs}))
+        remote_up, local_up = 'icemaint_dependency_up{dependency="catalog:remote"}', f'icemaint_dependency_up{{dependency="catalog:{local.name}"}}'
+        log = tmp_path / "daemon.log"
+        process = start_daemon(config_path, log)
+        try:
+            wait_for(lambda: healthz(port)[0] == 200 and metric(port, remote_up) == 1.0, 90, "the daemon to list both catalogs", [log])
+            proxy.stop()
+            cut = time.monotonic()
+            status, body = wait_for(lambda: (lambda r: r if r[0] == 503 else None)(healthz(port)), 30, "503 after the cut", [log])
+            assert time.monotonic() - cut <= 2 * 2 + 1 and body.startswith("catalog:remote: failing") and "\n" not in body.strip(), body
+            assert_only_failures_counted_meanwhile(port, 'icemaint_evaluation_failures_total{cause="catalog"}', [log])
+            assert (metric(port, remote_up), metric(port, local_up), metric(port, 'icemaint_dependency_up{dependency="state"}')) == (0.0, 1.0, 1.0)
+            ok_during_cut = metric(port, EVALUATIONS_OK)
+            proxy.start()
+            back = time.monotonic()
+            wait_for(lambda: healthz(port)[0] == 200, 30, "200 after the return", [log])
+            assert time.monotonic() - back <= 2 * 2 + 1
+            wait_for(lambda: metric(port, EVALUATIONS_OK) > ok_during_cut, 30, "evaluations counted ok again", [log])
+            assert metric(port, remote_up) == 1.0
+        finally:
+            proxy.stop()
+            code = stop_daemon(process, log)
+        assert code == 0, log.read_text()[-3000:]
         text = log.read_text()
         assert "Traceback" not in text, text[-3000:]
         assert text.count('"dependency failing"') == 1 and text.count('"dependency works again"') == 1, text[-3000:]

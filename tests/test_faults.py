@@ -1,7 +1,12 @@
 """Fault injection: every job killed with SIGKILL (its whole process group, Python and the
-Spark JVM, as a container kill does) at named points (`maintenance/faults.py`), then:
+Spark JVM, as a container kill does) at every named point it reaches (`maintenance/faults.py`),
+then:
 
+- every process of the group was killed by SIGKILL and none is left
+  (`tests/process_group.py` reaps them and reports how each ended);
 - the table's content is what it was (a frozen parquet copy, EXCEPT ALL both ways);
+- the killed run's record names the epoch the table (and its snapshot, once published)
+  carries, and keeps it once abandoned;
 - no file any retained snapshot needs is missing;
 - the lease is taken by the next holder once its TTL has passed, and the killed run, left
   `running`, becomes `abandoned`;
@@ -12,6 +17,7 @@ Spark JVM, as a container kill does) at named points (`maintenance/faults.py`), 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import signal
 import subprocess
@@ -26,6 +32,7 @@ from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config, LeaseConfig
 from maintenance.jobs.outcome import COMMITTED, NOOP
 from maintenance.jobs.runner import run_job
+from maintenance.lease.fence import EPOCH_PROPERTY, SUMMARY_EPOCH, SUMMARY_RUN_ID
 from maintenance.state.store import open_state
 from maintenance.table.paths import normalise
 from maintenance.table.references import ReferencedFiles
@@ -37,21 +44,29 @@ from tests.iceberg_oracle import FrozenRows
 pytestmark = pytest.mark.faults
 REPO = Path(__file__).resolve().parents[1]
 TTL_S = 3.0
-CASES = [
-    ("convert", "lease-acquired"), ("convert", "claimed"), ("convert", "spark-write"), ("convert", "staged"), ("convert", "published"),
-    ("rewrite", "spark-write"), ("rewrite", "staged"),
-    ("merge", "spark-write"), ("merge", "staged"), ("merge", "published"),
-    ("compact", "spark-write"), ("compact", "groups-committed"),
-    ("manifests", "staged"), ("manifests", "published"),
-    ("expire", "claimed"), ("expire", "deleting"),
-    ("orphans", "deleting"),
-]
+# Every point each job reaches (where `faults.point`/`faults.watch` is called): all reach the
+# lease and the claim; the Spark writers (CONVERT, REWRITE and the file-group engine of MERGE
+# and COMPACT) write files; everything that publishes through `JobContext.publish` stages and
+# publishes; MERGE and COMPACT commit file groups; EXPIRE and ORPHANS delete.
+POINTS = {
+    "convert": ("lease-acquired", "claimed", "spark-write", "staged", "published"),
+    "rewrite": ("lease-acquired", "claimed", "spark-write", "staged", "published"),
+    "merge": ("lease-acquired", "claimed", "spark-write", "staged", "published", "groups-committed"),
+    "compact": ("lease-acquired", "claimed", "spark-write", "staged", "published", "groups-committed"),
+    "manifests": ("lease-acquired", "claimed", "staged", "published"),
+    "expire": ("lease-acquired", "claimed", "deleting"),
+    "orphans": ("lease-acquired", "claimed", "deleting"),
+}
+CASES = [(job, point) for job, points in POINTS.items() for point in points]
+CLAIMED = {"claimed", "staged", "published", "groups-committed", "deleting"}  # the table carries the run's epoch
+PUBLISHED = {"published", "groups-committed"}  # the current snapshot is the run's
 ARGS = {
     "expire": ["--older-than", "0s", "--retain-last", "1"],
     "orphans": ["--older-than", "1d"],
     # one group per partition, committed one at a time: a kill after the first commit leaves the others untouched
     # (groups of one file each, so small partitions are not combined into one group)
     "compact": ["--min-input-files", "2", "--commit-every-groups", "1", "--max-concurrent-groups", "1", "--max-group-bytes", "1"],
+    "merge": ["--commit-every-groups", "1", "--max-concurrent-groups", "1", "--max-group-bytes", "1"],
 }
 
 
@@ -59,21 +74,49 @@ def files_under(root: Path) -> set[Path]:
     return {p for p in root.rglob("*") if p.is_file()}
 
 
-def run_killed(config_path: Path, home: Path, job: str, table: str, point: str, args: list[str] | None = None) -> int:
+@dataclasses.dataclass(frozen=True)
+class Killed:
+    """How the job's process group ended (tests/process_group.py's report) and its output."""
+
+    pgid: int
+    leader: int | None
+    ended: list[dict[str, object]]
+    output: str
+
+    def assert_killed_whole(self, point: str) -> None:
+        """Python and its Spark JVM (started by every point past the lease: the claim is the
+        JVM's) died of SIGKILL at `point`, and nothing of the group is left. An armed point
+        the job never reaches ends it normally: that fails here. Other descendants only had
+        to end: PySpark's Python workers run in a process group of their own and exit when
+        the JVM is gone."""
+        assert self.leader == -signal.SIGKILL, f"the job was not killed at {point} (exit {self.leader}):\n{self.output[-3000:]}"
+        jvms = [e for e in self.ended if e["name"] == "java"]
+        assert all(e["code"] == -signal.SIGKILL for e in jvms), f"a JVM was not killed by SIGKILL: {self.ended}"
+        assert jvms or point == "lease-acquired", f"no Spark JVM at {point}: {self.ended}"
+        with pytest.raises(ProcessLookupError):
+            os.killpg(self.pgid, 0)
+
+
+def run_killed(config_path: Path, home: Path, job: str, table: str, point: str, args: list[str] | None = None) -> Killed:
     """The job as a user runs it, in a process group of its own, killed at `point`."""
     env = {**os.environ, "ICEMAINT_HOME": str(home), "ICEMAINT_KILL_AT": point}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "maintenance", "--config", str(config_path), job, table, "--verify", "--json", *(ARGS.get(job, []) if args is None else args)],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-    )
-    try:
-        process.wait(timeout=300)
-    finally:
+    report, output = config_path.parent / "group.json", config_path.parent / "job.log"
+    command = [sys.executable, "-m", "maintenance", "--config", str(config_path), job, table, "--verify", "--json", *(ARGS.get(job, []) if args is None else args)]
+    with output.open("wb") as out:
+        reaper = subprocess.Popen([sys.executable, "-m", "tests.process_group", str(report), "--", *command], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
-            os.killpg(process.pid, signal.SIGKILL)  # a JVM outliving its Python would be a bug; make sure
-        except ProcessLookupError:
-            pass
-    return process.returncode
+            reaper.wait(timeout=300)
+        finally:
+            if reaper.poll() is None:  # the job hung, or a process of its group outlived the kill
+                try:
+                    os.killpg(json.loads(report.read_text())["pgid"], signal.SIGKILL)
+                except (OSError, ValueError, KeyError):
+                    pass
+                reaper.kill()
+                reaper.wait()
+    assert reaper.returncode == 0, f"the job's process group did not end (reaper exit {reaper.returncode}):\n{output.read_text()[-3000:]}"
+    ended = json.loads(report.read_text())
+    return Killed(ended["pgid"], ended["leader"], ended["ended"], output.read_text())
 
 
 @pytest.mark.parametrize(("job", "point"), CASES, ids=[f"{j}-{p}" for j, p in CASES])
@@ -87,23 +130,32 @@ def test_a_job_killed_at_a_named_point_leaves_the_table_whole_and_cleanable(spar
             plant(root / "data" / f"left-behind-{n}.parquet", days_old=3)
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
     before = files_under(root)
+    data_files_before = load_table(config, ref).inspect.data_files().num_rows
     config_path = tmp_path / "icemaint.yaml"
     config_path.write_text(yaml.safe_dump({"home": str(home), "leases": {"ttl_seconds": TTL_S}}))
 
-    code = run_killed(config_path, home, job, str(ref), point)
+    run_killed(config_path, home, job, str(ref), point).assert_killed_whole(point)
 
-    assert code == -signal.SIGKILL, f"the job was not killed at {point} (exit {code})"
     frozen.assert_same()
-    assert missing_referenced_files(load_table(config, ref)) == []
+    table = load_table(config, ref)
+    assert missing_referenced_files(table) == []
     state = open_state(config)
     killed = next(r for r in state.runs.list(table=str(ref)) if r.job == job)
-    assert killed.status == "running"
+    assert killed.status == "running" and killed.lease_epoch is not None
+    if point in CLAIMED:
+        assert table.properties.get(EPOCH_PROPERTY) == str(killed.lease_epoch)
+    if point in PUBLISHED:
+        summary = table.current_snapshot().summary  # type: ignore[union-attr]
+        assert (summary[SUMMARY_RUN_ID], summary[SUMMARY_EPOCH]) == (killed.run_id, str(killed.lease_epoch))
+        if point == "groups-committed":  # groups of one file: the first of several commits replaced one
+            assert summary["deleted-data-files"] == "1" and data_files_before > 1, (summary, data_files_before)
 
     time.sleep(TTL_S + 0.5)  # the killed holder's lease expires
     short = dataclasses.replace(config, leases=LeaseConfig(ttl_seconds=TTL_S))
     expired = run_job(short, ref, "expire", {"max_snapshot_age": 0, "min_snapshots_to_keep": 1}, verify=True)
     assert expired.status in (COMMITTED, NOOP), expired.error
-    assert state.runs.get(killed.run_id).status == "abandoned"
+    abandoned = state.runs.get(killed.run_id)
+    assert abandoned is not None and (abandoned.status, abandoned.lease_epoch) == ("abandoned", killed.lease_epoch)
     cleaned = run_job(short, ref, "orphans", {"older_than": 0, "force": True}, verify=True)
     assert cleaned.status in (COMMITTED, NOOP), cleaned.error
 
@@ -134,7 +186,7 @@ def test_a_multi_group_run_killed_after_its_first_commit_keeps_that_group_and_no
     assert 2 * min(sizes) > max(sizes)
     one_group_per_partition = ["--max-group-bytes", str(max(sizes)), "--min-input-files", "2", "--commit-every-groups", "1", "--max-concurrent-groups", "1"]
 
-    assert run_killed(config_path, home, "compact", str(ref), "groups-committed", one_group_per_partition) == -signal.SIGKILL
+    run_killed(config_path, home, "compact", str(ref), "groups-committed", one_group_per_partition).assert_killed_whole("groups-committed")
 
     frozen.assert_same()
     after = _files_by_partition(spark, ref)

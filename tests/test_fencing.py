@@ -53,6 +53,17 @@ def read_line(proc: subprocess.Popen[str], prefix: str, timeout: float) -> str:
     raise AssertionError(f"worker never printed {prefix}; stdout: {''.join(seen)[-2000:]}")
 
 
+def resume_paused_holder(holder: subprocess.Popen[str], flag: Path) -> tuple[str, str]:
+    """Let the SIGSTOPped holder go on (the flag tells it the other holder has committed);
+    return what it was refused and how its run ended, from its REFUSED and STATUS lines."""
+    flag.touch()
+    os.kill(holder.pid, signal.SIGCONT)
+    refused = read_line(holder, "REFUSED", timeout=120)
+    status = read_line(holder, "STATUS", timeout=60)
+    assert holder.wait(timeout=60) == 0
+    return refused, status
+
+
 @pytest.mark.parametrize("state_kind", ["sqlite", "postgresql", "mariadb"])
 def test_paused_holder_is_fenced_after_takeover(spark, home: Path, tmp_path: Path, cdc_table: CdcFactory, state_kind: str) -> None:
     ref, _, _ = cdc_table(rows=400, commits=2)
@@ -77,11 +88,7 @@ def test_paused_holder_is_fenced_after_takeover(spark, home: Path, tmp_path: Pat
             assert b.status == COMMITTED, b.error
             after_b = content_fingerprint(spark, ref)
 
-            flag.touch()
-            os.kill(holder_a.pid, signal.SIGCONT)
-            refused = read_line(holder_a, "REFUSED", timeout=120)
-            status = read_line(holder_a, "STATUS", timeout=60)
-            assert holder_a.wait(timeout=60) == 0
+            refused, status = resume_paused_holder(holder_a, flag)
         finally:
             if holder_a.poll() is None:
                 os.kill(holder_a.pid, signal.SIGCONT)
@@ -102,6 +109,9 @@ def test_paused_holder_is_fenced_after_takeover(spark, home: Path, tmp_path: Pat
 
         a_run = open_state(config).runs.get(a_run_id)
         assert a_run is not None and a_run.status == FENCED
+        assert a_run.lease_epoch == int(a_commits[0]["icemaint.lease-epoch"])  # the epoch its one commit landed under
+        b_run = open_state(config).runs.get(b.run_id)
+        assert b_run is not None and b_run.lease_epoch == int(b_commits[0]["icemaint.lease-epoch"])
 
 
 class _CheckedBeforeThePause(Fence):

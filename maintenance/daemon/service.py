@@ -13,8 +13,10 @@
 - The HTTP port serves `/metrics`, `/healthz` and the read-only status page
   (`maintenance/ui/`), which renders from the latest evaluation (published to its cache)
   in the server's own threads.
-- SIGTERM/SIGINT: no new work; running jobs get `shutdown_grace` to finish, then their
-  Spark jobs are cancelled; leases are released as each job ends; exit 0.
+- SIGTERM/SIGINT: no new work; running jobs get `shutdown_grace` to finish, then they are
+  cancelled: their fences shut (nothing more is published or deleted, even by a job that
+  is between Spark jobs) and their Spark jobs cancelled; leases are released as each job
+  ends; exit 0.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from maintenance.daemon.health import POLICIES, SPARK, STATE, Dependencies, cata
 from maintenance.daemon.http import serve
 from maintenance.daemon.metrics import DaemonMetrics
 from maintenance.errors import EXIT_OK, IcemaintError
+from maintenance.lease.keeper import revoke_all
 from maintenance.policy.loader import load_policies
 from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation, evaluate, run_decision
@@ -113,6 +116,7 @@ class Daemon:
             time.sleep(0.2)
         if self._busy():
             log.warning("grace period over: cancelling running jobs", tables=sorted(self.running))
+            revoke_all("cancelled: daemon shutdown grace period over")
             if spark_running():
                 get_spark(self.config).sparkContext.cancelAllJobs()
                 log.info("spark jobs cancelled")
@@ -149,18 +153,20 @@ class Daemon:
         if state is None or time.monotonic() < self.next_evaluation_at:
             return
         try:
-            evaluation = self._evaluate(state)
+            evaluation, causes = self._evaluate(state)
             self._dispatch(evaluation, state)
         except StateUnavailableError as exc:
             self._state_down(exc)
+            self._count_evaluation({STATE})
             return
-        except Exception as exc:  # the policies at start, a bug: log, back off, keep running
+        except Exception as exc:  # the policies at start (cause `policies`), a bug: log, back off, keep running
             self.evaluation_failures += 1
             wait = min(MAX_EVALUATION_BACKOFF_S, self.settings.interval_s * 2 ** (self.evaluation_failures - 1))
             self.next_evaluation_at = time.monotonic() + wait
-            self._count_failure("other")
+            self._count_evaluation({POLICIES if POLICIES in self.dependencies.failing() else "other"})
             log.error("evaluation failed; backing off", error=str(exc), retry_in_s=round(wait, 1), exc_info=not isinstance(exc, IcemaintError))
             return
+        self._count_evaluation(causes)
 
     def _probe_state(self) -> StateStore | None:
         """The state database, proven reachable now (one cheap query), or None."""
@@ -169,6 +175,7 @@ class Daemon:
             state.leases.list()
         except StateUnavailableError as exc:
             self._state_down(exc)
+            self._count_evaluation({STATE})
             return None
         self.dependencies.up(STATE)
         self.metrics.dependency_up.labels(STATE).set(1)
@@ -177,13 +184,21 @@ class Daemon:
     def _state_down(self, exc: StateUnavailableError) -> None:
         self.dependencies.down(STATE, str(exc))
         self.metrics.dependency_up.labels(STATE).set(0)
-        self._count_failure(STATE)
 
-    def _count_failure(self, cause: str) -> None:
+    def _count_evaluation(self, causes: set[str]) -> None:
+        """Each evaluation counts once: `ok`, or `failed` with each of its causes, so an
+        evaluation that skipped a failing catalog (or kept the previous policies) is not also
+        counted as fine, and a job worker's state failure is not counted as an evaluation."""
+        if not causes:
+            self.metrics.evaluations.labels("ok").inc()
+            return
         self.metrics.evaluations.labels("failed").inc()
-        self.metrics.evaluation_failures.labels(cause).inc()
+        for cause in sorted(causes):
+            self.metrics.evaluation_failures.labels(cause).inc()
 
-    def _evaluate(self, state: StateStore) -> Evaluation:
+    def _evaluate(self, state: StateStore) -> tuple[Evaluation, set[str]]:
+        """The evaluation, and the causes (policies, catalog) of what it had to leave out."""
+        causes: set[str] = set()
         try:
             self.policies = load_policies(self.config.policies_dir)
             self.dependencies.up(POLICIES)
@@ -192,7 +207,7 @@ class Daemon:
                 self.dependencies.down(POLICIES, str(exc))
                 raise
             self.dependencies.down(POLICIES, f"{exc} (the previous policies stay in force)")
-            self._count_failure(POLICIES)
+            causes.add(POLICIES)
         started = time.monotonic()
         evaluation = evaluate(self.config, state, None, self.policies)
         for name in evaluation.catalogs_listed:
@@ -201,16 +216,15 @@ class Daemon:
         for name, problem in evaluation.catalogs_failing.items():
             self.dependencies.down(catalog(name), problem)
             self.metrics.dependency_up.labels(catalog(name)).set(0)
-            self._count_failure("catalog")
+            causes.add("catalog")
         self.evaluation_failures, self.next_evaluation_at = 0, 0.0
         self.last_evaluation_ok = time.time()
-        self.metrics.evaluations.labels("ok").inc()
         self.metrics.observe_health(evaluation.health)
         self.status.publish(evaluation, duration_s=time.monotonic() - started)
         for table, problem in evaluation.problems.items():
             if not table.startswith("catalog "):
                 log.warning("table not evaluated", table=table, error=problem)
-        return evaluation
+        return evaluation, causes
 
     def _dispatch(self, evaluation: Evaluation, state: StateStore) -> None:
         by_table: dict[str, list[Decision]] = {}

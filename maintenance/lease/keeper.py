@@ -19,6 +19,22 @@ from maintenance.state.leases import Lease, LeaseStore
 log = structlog.get_logger(__name__)
 
 
+_LIVE: set[LeaseKeeper] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def revoke_all(reason: str) -> int:
+    """Shut the fence of every job running in this process (a daemon whose shutdown grace
+    period is over): each is cancelled and publishes or deletes nothing more, even when it
+    is between Spark jobs (committing, deleting) where cancelling Spark alone cannot reach
+    it. Returns how many were revoked."""
+    with _LIVE_LOCK:
+        keepers = list(_LIVE)
+    for keeper in keepers:
+        keeper.mark_lost(reason)
+    return len(keepers)
+
+
 class LeaseKeeper:
     """Renews a lease every ttl/3 in a background thread; reports loss once."""
 
@@ -36,9 +52,13 @@ class LeaseKeeper:
 
     def __enter__(self) -> LeaseKeeper:
         self._thread.start()
+        with _LIVE_LOCK:
+            _LIVE.add(self)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        with _LIVE_LOCK:
+            _LIVE.discard(self)
         self._stop.set()
         self._thread.join(timeout=self.ttl_s)
 
