@@ -56,7 +56,7 @@ def heatmap(partitions: Sequence[PartitionHealth], *, max_cells: int = 2000) -> 
         x, y = (i % cols) * (w + gap), (i // cols) * (h + gap)
         fill = heat_color(p.delete_files, top)
         dark = p.delete_files > 0 and p.delete_files / top > 0.55
-        title = (f"{partition_label(p)}: {p.delete_files} delete files ({p.equality_delete_files} equality, {p.position_delete_files} position), "
+        title = (f"{partition_label(p)}: {p.delete_files} delete files ({p.equality_delete_files} equality, {p.position_delete_files} position, {p.deletion_vectors} DVs), "
                  f"{p.data_files} data files, {p.small_data_files} small")
         cell = f'<g class="cell" data-partition="{esc(partition_label(p))}"><title>{esc(title)}</title><rect x="{x}" y="{y}" width="{w}" height="{h}" rx="3" fill="{fill}" stroke="#cbd5e1"/>'
         if labelled:

@@ -363,6 +363,9 @@ def _facts(health: TableHealth | None, decisions: list[Decision], lease: LeaseSt
             ("small data files", esc(number(health.small_data_files))),
             ("equality deletes", f"{esc(number(health.equality_delete_files))} files, {esc(number(health.equality_delete_records))} rows"),
             ("position deletes", f"{esc(number(health.position_delete_files))} files, {esc(number(health.position_delete_records))} rows"),
+            ("deletion vectors", f"{esc(number(health.deletion_vectors))} in {esc(number(health.deletion_vector_files))} Puffin files, "
+                                 f"{esc(number(health.deletion_vector_records))} rows"),
+            ("manifests", f"{esc(number(health.manifests))} ({esc(number(health.small_manifests))} small)"),
             ("snapshots", f"{esc(number(health.snapshots))} (oldest {esc(seconds(health.oldest_snapshot_age_s))} old)"),
             ("metadata files", esc(number(health.metadata_files))),
             ("format version", esc(health.format_version)),
@@ -415,7 +418,7 @@ def _history(runs: list[RunRecord], health: TableHealth | None, now: datetime) -
     if health is not None:
         points.append(charts.Point(now.timestamp() * 1000, _series({
             "data_files": health.data_files, "position_delete_files": health.position_delete_files,
-            "equality_delete_files": health.equality_delete_files, "snapshots": health.snapshots}), "now"))
+            "equality_delete_files": health.equality_delete_files, "deletion_vectors": health.deletion_vectors, "snapshots": health.snapshots}), "now"))
     text = ('<p class="muted">Counters recorded at the end of each run (filled dots) and the table now (hollow dot). '
             f"The newest {CHART_RUNS} runs at most.</p>")
     rows = [[esc(utc(p.at_ms)), esc(p.label), *(esc(number(p.values.get(k))) for k, _, _ in charts.SERIES)] for p in sorted(points, key=lambda p: -p.at_ms)]
