@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from maintenance.catalogs import load_table
+from maintenance.config import Config
+from maintenance.policy.triggers import fired
+from maintenance.schedule.cycle import evaluate
+from maintenance.state.store import open_state
 from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
-from tests.conftest import CdcFactory
+from tests.conftest import CdcFactory, fresh_ref
+from tests.test_planner import by_job, policies_from
 
 CONTENT = {0: "data", 1: "position_delete", 2: "equality_delete"}
 
@@ -62,3 +69,44 @@ def test_unpartitioned_health_has_one_global_partition(config, cdc_table: CdcFac
     assert [p.partition for p in health.partitions] == [""]
     assert health.equality_delete_files == result.equality_delete_files
     assert health.to_json()["partitions"][0]["equality_delete_files"] == result.equality_delete_files
+
+
+def test_v3_deletion_vectors_and_puffin_files_match_spark_metadata_tables_and_fire_triggers(spark, config: Config, tmp_path: Path) -> None:
+    """Spark-written v2 position deletes, then, after an upgrade to v3, DVs in two Puffin files
+    (the second DELETE replaces two DVs, one of them over a file's v2 deletes): health's DV,
+    Puffin and position counters, per table and per partition, equal Spark's `delete_files`
+    table (DVs are the PUFFIN rows); a policy's DV triggers fire at those values, not above."""
+    ref = fresh_ref(config, "v3health")
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id bigint, p int) USING iceberg PARTITIONED BY (p) "
+              "TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')")
+    for batch in range(2):
+        spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, cast(id % 2 as int) FROM range({batch * 400}, {(batch + 1) * 400})")
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 10 = 1")  # v2 position deletes, in p=1 only
+    spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('format-version'='3')")
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE p = 0 AND id % 3 = 0")  # a DV for each p=0 file, one Puffin file
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id IN (2, 3)")  # two DVs replaced: p=0's and a p=1 file's, holding its v2 positions
+
+    health = table_health(str(ref), load_table(config, ref), small_file_bytes=1)
+
+    rows = spark.sql(f"SELECT partition.p p, file_format = 'PUFFIN' dv, count(*) files, sum(record_count) records "
+                     f"FROM {ref.spark_name}.delete_files WHERE content = 1 GROUP BY 1, 2").collect()
+    expected = {(f"p={r.p}", r.dv): (r.files, r.records) for r in rows}
+    got = {}
+    for part in health.partitions:
+        got[(part.partition, True)] = (part.deletion_vectors, part.deletion_vector_records)
+        got[(part.partition, False)] = (part.position_delete_files, part.position_delete_records)
+    assert {k: v for k, v in got.items() if v[0]} == expected
+    assert {part for part, dv in expected if dv} == {"p=0", "p=1"} and ("p=1", False) in expected  # both kinds, side by side
+    dvs, records, puffins = spark.sql(f"SELECT count(*), sum(record_count), count(DISTINCT file_path) FROM {ref.spark_name}.delete_files "
+                                      "WHERE file_format = 'PUFFIN'").collect()[0]
+    assert (health.deletion_vectors, health.deletion_vector_records, health.deletion_vector_files) == (dvs, records, puffins)
+    assert puffins == 2 and health.delete_files == dvs + health.position_delete_files
+
+    measured = {"deletion_vectors": dvs, "deletion_vector_records": records, "puffin_files": puffins}
+    assert fired({name: value + 1 for name, value in measured.items()}, health) == []
+    state = open_state(config)
+    for name, value in measured.items():
+        policy = f"name: t\njobs:\n  rewrite:\n    when:\n      {name}: {value}\n"
+        decision = by_job(evaluate(config, state, [ref], policies_from(tmp_path, policy)), ref)["rewrite"]
+        assert decision.due and decision.reason == f"{name} {value} >= {value}", decision.reason

@@ -12,7 +12,8 @@ from maintenance.spark.fingerprint import Fingerprint, content_fingerprint
 from maintenance.spark.session import get_spark
 from maintenance.table.health import TableHealth, table_health
 
-_PARTITION_COLUMNS = ["partition", "data_files", "data_records", "position_delete_files", "position_delete_records", "equality_delete_files", "equality_delete_records"]
+_PARTITION_COLUMNS = ["partition", "data_files", "data_records", "position_delete_files", "position_delete_records", "equality_delete_files",
+                      "equality_delete_records", "deletion_vectors"]
 
 
 def collect_health(app: AppContext, name: str) -> TableHealth:

@@ -32,12 +32,15 @@ def register(cli: click.Group) -> None:
     @click.option("--unpartitioned", is_flag=True, help="No partitioning: every equality delete is global.")
     @click.option("--partitioning", type=click.Choice(PARTITIONINGS), default="identity", show_default=True)
     @click.option("--key", "key", type=click.Choice(KEYS), default="single", show_default=True, help="single (id) or composite (region, id).")
+    @click.option("--format-version", "format_version", type=click.Choice(["2", "3"]), default="2", show_default=True,
+                  help="3: in-batch supersedes become deletion vectors (equality deletes stay), as Flink writes format 3.")
     @click.option("--seed", type=int, default=42, show_default=True)
     @click.option("--json", "as_json", is_flag=True, help="Print JSON, with expected_rows.")
     @pass_app
-    def cdc(app: AppContext, table: str, rows: int, commits: int, update_ratio: float, delete_ratio: float, partitions: int, unpartitioned: bool, partitioning: str, key: str, seed: int, as_json: bool) -> None:
-        """Create (or extend) a v2 merge-on-read table and write K upsert commits like a CDC sink."""
+    def cdc(app: AppContext, table: str, rows: int, commits: int, update_ratio: float, delete_ratio: float, partitions: int, unpartitioned: bool, partitioning: str, key: str, format_version: str, seed: int, as_json: bool) -> None:
+        """Create (or extend) a merge-on-read table and write K upsert commits like a CDC sink."""
         shape = TableShape(partitioning="none" if unpartitioned else partitioning, partitions=partitions, key=key)
-        options = CdcOptions(rows=rows, commits=commits, update_ratio=update_ratio, delete_ratio=delete_ratio, seed=seed, shape=shape)
+        options = CdcOptions(rows=rows, commits=commits, update_ratio=update_ratio, delete_ratio=delete_ratio, seed=seed, shape=shape,
+                             format_version=int(format_version))
         result = generate_cdc(app, table, options)
         emit_json(result.to_json()) if as_json else emit_fields(f"cdc workload on {result.table}", result.to_json())

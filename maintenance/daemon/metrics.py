@@ -52,6 +52,7 @@ class DaemonMetrics:
         for table, h in health.items():
             self.delete_files.labels(table, "equality").set(h.equality_delete_files)
             self.delete_files.labels(table, "position").set(h.position_delete_files)
+            self.delete_files.labels(table, "deletion_vector").set(h.deletion_vectors)
 
     def last_successes(self) -> dict[tuple[str, str], float]:
         with self._lock:

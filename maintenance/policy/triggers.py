@@ -26,7 +26,7 @@ class Measure:
 
 
 def _delete_ratio(h: TableHealth) -> float:
-    return (h.position_delete_records + h.equality_delete_records) / max(1, h.data_records)
+    return (h.position_delete_records + h.equality_delete_records + h.deletion_vector_records) / max(1, h.data_records)
 
 
 def _position_files_per_data_file(h: TableHealth) -> float:
@@ -42,6 +42,10 @@ MEASURES: dict[str, Measure] = {
         Measure("position_delete_files", lambda h: h.position_delete_files),
         Measure("position_delete_records", lambda h: h.position_delete_records),
         Measure("position_delete_files_per_data_file", _position_files_per_data_file, help="worst partition's position delete files per data file"),
+        Measure("deletion_vectors", lambda h: h.deletion_vectors, help="format 3: data files with a deletion vector"),
+        Measure("deletion_vector_records", lambda h: h.deletion_vector_records, help="format 3: positions the deletion vectors delete"),
+        Measure("puffin_files", lambda h: h.deletion_vector_files,
+                help="format 3: Puffin files holding the deletion vectors (health's deletion_vector_files); a reader opens each"),
         Measure("delete_ratio", _delete_ratio, help="delete records / data records"),
         Measure("small_files", lambda h: h.small_data_files),
         Measure("data_files", lambda h: h.data_files),

@@ -49,6 +49,8 @@ def reader_cost(health: TableHealth) -> ReaderCost:
         covered = max(1, p.data_files)
         extra += p.position_delete_files * covered * OPEN_COST_BYTES + p.position_delete_records * DELETE_RECORD_BYTES
         extra += p.equality_delete_files * covered * OPEN_COST_BYTES + p.equality_delete_records * covered * DELETE_RECORD_BYTES
+        # A deletion vector is read by the one task of its data file: one more open, its positions.
+        extra += p.deletion_vectors * OPEN_COST_BYTES + p.deletion_vector_records * DELETE_RECORD_BYTES
     ideal_files = max(1, -(-health.data_bytes // TARGET_FILE_BYTES))
     extra += max(0, health.data_files - ideal_files) * OPEN_COST_BYTES
     clean = health.data_bytes + ideal_files * OPEN_COST_BYTES

@@ -31,6 +31,8 @@ class FileCounters:
     position_delete_records: int = 0
     equality_delete_files: int = 0
     equality_delete_records: int = 0
+    deletion_vectors: int = 0  # format 3: one per data file at most, many per Puffin file
+    deletion_vector_records: int = 0
 
     def add(self, f: TableFile, small_file_bytes: int) -> None:
         if f.content == Content.DATA:
@@ -39,6 +41,9 @@ class FileCounters:
             self.data_records += f.records
             if f.size < small_file_bytes:
                 self.small_data_files += 1
+        elif f.is_dv:
+            self.deletion_vectors += 1
+            self.deletion_vector_records += f.records
         elif f.content == Content.POSITION_DELETES:
             self.position_delete_files += 1
             self.position_delete_records += f.records
@@ -48,7 +53,8 @@ class FileCounters:
 
     @property
     def delete_files(self) -> int:
-        return self.position_delete_files + self.equality_delete_files
+        """Delete files and deletion vectors: everything a rewrite of the data removes."""
+        return self.position_delete_files + self.equality_delete_files + self.deletion_vectors
 
 
 @dataclass
@@ -66,6 +72,7 @@ class TableHealth(FileCounters):
     snapshots: int = 0
     oldest_snapshot_age_s: float | None = None
     metadata_files: int = 0
+    deletion_vector_files: int = 0  # Puffin files holding the deletion vectors
     manifests: int = 0  # data and delete manifests the current snapshot lists
     small_manifests: int = 0  # below 75% of commit.manifest.target-size-bytes
     partitions: list[PartitionHealth] = field(default_factory=list)
@@ -102,6 +109,7 @@ def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float
     files = snapshot_files(table)
     small_manifest = SMALL_MANIFEST_SHARE * int(table.properties.get(MANIFEST_TARGET_PROPERTY, DEFAULT_MANIFEST_TARGET))
     health.manifests = len(files.manifests)
+    health.deletion_vector_files = len({f.path for f in files.deletion_vectors})
     health.small_manifests = sum(1 for m in files.manifests if m.length < small_manifest)
     by_partition: dict[tuple[int, str], PartitionHealth] = {}
     for f in files.files:

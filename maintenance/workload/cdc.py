@@ -33,8 +33,11 @@ class CdcOptions:
     delete_ratio: float = 0.02
     seed: int = 42
     shape: TableShape = field(default_factory=TableShape)
+    format_version: int = 2  # of a table created; an existing table keeps its own
 
     def __post_init__(self) -> None:
+        if self.format_version not in (2, 3):
+            raise UsageError("--format-version must be 2 or 3")
         if self.rows < 1 or self.commits < 1:
             raise UsageError("--rows and --commits must be at least 1")
         if not (0 <= self.update_ratio <= 1 and 0 <= self.delete_ratio <= 1 and self.update_ratio + self.delete_ratio <= 1):
@@ -69,7 +72,7 @@ def run_cdc_workload(spark: SparkSession, config: Config, ref: TableRef, options
         shape = options.shape
         with java_errors(f"create {ref}"):
             spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
-            spark.sql(shape.create_table_sql(ref.spark_name))
+            spark.sql(shape.create_table_sql(ref.spark_name, options.format_version))
             spark.sql(f"ALTER TABLE {ref.spark_name} SET IDENTIFIER FIELDS {', '.join(shape.key_columns)}")
     table = load_table(config, ref)
     shape = _shape_of(table, ref)

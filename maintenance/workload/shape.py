@@ -59,10 +59,10 @@ class TableShape:
             return f"PARTITIONED BY (bucket({self.partitions}, id))"
         return ""
 
-    def create_table_sql(self, spark_name: str) -> str:
+    def create_table_sql(self, spark_name: str, format_version: int = 2) -> str:
         columns = ", ".join(f"{name} {sql_type}{'' if nullable else ' NOT NULL'}" for name, sql_type, nullable in COLUMNS)
         properties = {
-            "format-version": "2",
+            "format-version": str(format_version),
             "write.delete.mode": "merge-on-read",
             "write.update.mode": "merge-on-read",
             "write.merge.mode": "merge-on-read",

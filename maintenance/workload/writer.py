@@ -4,6 +4,8 @@ Files are written by pyarrow (with `PARQUET:field_id` metadata) through the tabl
 FileIO; Java builds the Iceberg records from the files themselves (size, metrics), so no
 long crosses the Py4J gateway as an Integer. Data files, equality deletes and position
 deletes of a batch share one commit, and so one sequence number, as a streaming sink's do.
+On a format-3 table the in-batch supersedes are deletion vectors (one Puffin file per
+batch), as Flink writes format 3; equality deletes stay equality deletes.
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema
 
 from maintenance.spark.content_files import ContentFiles
-from maintenance.spark.jvm import JavaObject
+from maintenance.spark.deletion_vectors import DeletionVectorWriter
+from maintenance.spark.jvm import JavaObject, jvm
 from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
 from maintenance.workload.model import Batch, Row
 from maintenance.workload.shape import COLUMN_NAMES, TableShape
@@ -55,10 +58,12 @@ class BatchWriter:
         self.key_field_ids = [schema.find_field(name).field_id for name in shape.key_columns]
         self.files = ContentFiles(spark, java_table)
         self.spec_id = int(java_table.spec().specId())
+        self.format_version = int(jvm(spark).org.apache.iceberg.TableUtil.formatVersion(java_table))
 
     def commit(self, batch: Batch, *, label: str, summary: dict[str, str]) -> CommitStats:
         stats = CommitStats()
         delta = self.table.newRowDelta()
+        dvs = DeletionVectorWriter(self.spark, self.table, label) if self.format_version >= 3 else None
         for path, part in sorted(batch.partitions.items()):
             data_location: str | None = None
             if part.rows:
@@ -72,7 +77,11 @@ class BatchWriter:
                 delta.addDeletes(self.files.equality_delete_file(location, self.spec_id, path, self.key_field_ids))
                 stats.equality_delete_files += 1
                 stats.equality_delete_rows += len(key_rows)
-            if part.position_deletes:
+            if part.position_deletes and dvs is not None:
+                dvs.add(data_file, part.position_deletes)
+                stats.position_delete_files += 1
+                stats.position_delete_rows += len(part.position_deletes)
+            elif part.position_deletes:
                 # Positions refer to this batch's data file, by the exact path Java registered.
                 assert data_location is not None
                 frame = pa.table({"file_path": [data_location] * len(part.position_deletes), "pos": part.position_deletes}, schema=POSITION_DELETE_SCHEMA)
@@ -80,10 +89,24 @@ class BatchWriter:
                 delta.addDeletes(self.files.position_delete_file(location, self.spec_id, path, referenced_data_file=data_location))
                 stats.position_delete_files += 1
                 stats.position_delete_rows += len(part.position_deletes)
+        for dv in dvs.close() if dvs is not None else []:
+            delta.addDeletes(dv)
+        if dvs is not None:
+            self._validate_from_current(delta)
         for key, value in summary.items():
             delta.set(key, value)
         delta.commit()
         return stats
+
+    def _validate_from_current(self, delta: JavaObject) -> None:
+        """A row delta that adds DVs checks no other DV landed for the same data files since
+        its starting snapshot. Without one, Iceberg walks the whole history and fails once
+        EXPIRE removed its start ("Cannot determine history"); a writer starts from the
+        snapshot it read, which here is the current one (the workload is the only writer)."""
+        self.table.refresh()
+        current = self.table.currentSnapshot()
+        if current is not None:
+            delta.validateFromSnapshot(current.snapshotId())
 
     # -- files ---------------------------------------------------------------------------
     def _write(self, partition_path: str, label: str, kind: str, frame: pa.Table) -> str:
