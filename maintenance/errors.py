@@ -41,6 +41,12 @@ class CatalogUnavailableError(IcemaintError):
     """The catalog could not be reached; a retry later may succeed."""
 
 
+class UnreadableMetadataError(IcemaintError):
+    """A metadata file the table's snapshot lists (manifest list, manifest) cannot be read:
+    the table is damaged or its storage is unreachable. One table's problem, never the
+    cycle's: the daemon reports it and goes on with the other tables."""
+
+
 class SparkJobError(IcemaintError):
     """A Spark or Iceberg Java call failed; the message is the root cause, one line."""
 

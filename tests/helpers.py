@@ -5,8 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from maintenance.catalogs import TableRef
+from pyiceberg.manifest import DataFileContent
+
+from maintenance.catalogs import TableRef, load_table
+from maintenance.config import Config
 from maintenance.workload.model import CdcModel
+from tests.file_checks import local
 
 _UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -34,3 +38,31 @@ def _normal(row: tuple[Any, ...]) -> NormalRow:
 
 
 _MICRO = timedelta(microseconds=1)
+
+
+class DeleteLiveFileAt:
+    """A run's progress callback that deletes one data file the table's current snapshot
+    reads when the run first reports `stage`: a referenced file going missing mid-run, for
+    the tests of EXPIRE's and ORPHANS' verification."""
+
+    def __init__(self, config: Config, ref: TableRef, stage: str, *, manifest: bool = False) -> None:
+        """With `manifest`, one of the snapshot's manifests goes instead of a data file."""
+        self.config, self.ref, self.stage, self.manifest = config, ref, stage, manifest
+        self.deleted: str | None = None
+
+    def __call__(self, stage: str, **counts: int) -> None:
+        if stage != self.stage or self.deleted is not None:
+            return
+        table = load_table(self.config, self.ref)
+        snapshot = table.current_snapshot()
+        assert snapshot is not None
+        if self.manifest:
+            self.deleted = min(m.manifest_path for m in snapshot.manifests(table.io))
+        else:
+            self.deleted = min(
+                e.data_file.file_path
+                for m in snapshot.manifests(table.io)
+                for e in m.fetch_manifest_entry(table.io, discard_deleted=True)
+                if e.data_file.content == DataFileContent.DATA
+            )
+        local(self.deleted).unlink()

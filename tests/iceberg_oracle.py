@@ -26,6 +26,19 @@ def iceberg_deletes_by_data_file(java_table: Any, snapshot_id: int | None = None
     return found
 
 
+def planned_tasks(java_table: Any) -> list[Any]:
+    """Iceberg's own planner's file scan tasks (`planFiles()`) for the current snapshot."""
+    tasks = java_table.newScan().planFiles()
+    found = []
+    try:
+        iterator = tasks.iterator()
+        while iterator.hasNext():
+            found.append(iterator.next())
+        return found
+    finally:
+        tasks.close()
+
+
 class FrozenRows:
     """A table's rows as a parquet copy, taken through Spark with every delete applied, and
     compared later with EXCEPT ALL both ways (duplicates count)."""

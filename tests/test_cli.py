@@ -99,7 +99,8 @@ def test_workload_health_verify_as_in_the_issue(home: Path, spark, capsys: pytes
     expected_fields = {
         "table", "format_version", "current_snapshot_id", "sequence_number", "data_files", "data_bytes", "data_records",
         "small_data_files", "position_delete_files", "position_delete_records", "equality_delete_files",
-        "equality_delete_records", "snapshots", "oldest_snapshot_age_s", "metadata_files", "partitions",
+        "equality_delete_records", "deletion_vectors", "deletion_vector_records", "manifests", "snapshots", "oldest_snapshot_age_s",
+        "metadata_files", "partitions",
     }
     assert expected_fields <= set(health)
     assert health["partitions"] and {"partition", "data_files", "equality_delete_files"} <= set(health["partitions"][0])

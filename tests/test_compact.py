@@ -125,11 +125,15 @@ def test_a_table_with_nothing_to_compact_is_a_noop(spark, config: Config, cdc_ta
     assert result.status == NOOP and result.content_verified is None
 
 
-def test_small_partitions_are_one_job_and_one_file_each(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
+@pytest.mark.parametrize("layout", [{"strategy": "binpack"}, {"strategy": "sort"}, {"strategy": "zorder", "zorder_columns": ("id", "amount")}],
+                         ids=["binpack", "sort", "zorder"])
+def test_small_partitions_are_one_job_and_one_file_each(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path, layout: dict) -> None:
     ref, _, _ = cdc_table(shape=TableShape("identity", 6, "single"), rows=3000, commits=6, update_ratio=0.2, delete_ratio=0.05)
+    if layout["strategy"] == "sort":
+        spark.sql(f"ALTER TABLE {ref.spark_name} WRITE ORDERED BY id")
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
 
-    result = run_job(config, ref, "compact", {"min_input_files": 2}, verify=True)
+    result = run_job(config, ref, "compact", {"min_input_files": 2, **layout}, verify=True)
 
     assert result.status == COMMITTED and result.counters["groups_rewritten"] == 1 and result.counters["partitions_rewritten"] == 6, result
     frozen.assert_same()

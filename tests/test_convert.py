@@ -59,6 +59,10 @@ def test_convert_keeps_content_and_removes_every_equality_delete(spark, config: 
     ).collect()
     assert len(added) == outcome.counters["position_delete_files_added"] == len({str(r.p) for r in added})
     assert max(r.sequence_number for r in added) == max(sequence_numbers(spark, ref, 1))
+    # The writer's position delete files were folded in: one file per partition, nothing to REWRITE.
+    assert outcome.counters["position_delete_files_removed"] == result.position_delete_files
+    assert {p.position_delete_files for p in health_of(config, ref).partitions} == {1}
+    assert run_job(config, ref, "rewrite").status == NOOP
 
 
 def test_convert_is_a_noop_without_equality_deletes(spark, config: Config, cdc_table: CdcFactory) -> None:
@@ -239,3 +243,49 @@ def test_deletes_of_keys_that_exist_nowhere_are_simply_removed(spark, config: Co
     assert outcome.counters["position_delete_files_added"] == 0
     assert health_of(config, ref).equality_delete_files == 0
     assert spark.sql(f"SELECT count(*) n FROM {ref.spark_name}").collect()[0].n == 50
+
+
+def test_folded_position_deletes_keep_exactly_the_rows_they_deleted(spark, config: Config, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A position delete file folded into CONVERT's output takes a higher sequence number; an
+    entry of it that did not apply (its data file is newer than the delete file) must not
+    start applying, and the entries that did apply must keep deleting."""
+    import uuid
+
+    import pyarrow as pa
+
+    from maintenance.spark.content_files import ContentFiles
+    from maintenance.spark.jvm import load_java_table
+    from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
+    from maintenance.workload.writer import write_parquet
+    from tests.iceberg_oracle import FrozenRows
+
+    ref = fresh_ref(config, "fold")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT, v STRING) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    commit_row_delta(spark, config, ref, rows=[{"id": i, "v": "a"} for i in range(10)])  # data file A, seq 1
+    table = load_table(config, ref)
+    a_path = table.inspect.files().column("file_path")[0].as_py()
+    b_path = f"{table.location().rstrip('/')}/data/late-{uuid.uuid4().hex[:8]}.parquet"
+    java_table = load_java_table(spark, ref)
+    files = ContentFiles(spark, java_table)
+    # seq 2: a position delete naming row 0 of A (applies) and row 0 of B, a file added later (never applies)
+    deletes_path = f"{table.location().rstrip('/')}/data/pos-{uuid.uuid4().hex[:8]}.parquet"
+    write_parquet(table.io, deletes_path, pa.Table.from_pylist([{"file_path": a_path, "pos": 0}, {"file_path": b_path, "pos": 0}], schema=POSITION_DELETE_SCHEMA))
+    java_table.newRowDelta().addDeletes(files.position_delete_file(deletes_path, 0, None)).commit()
+    # seq 3: data file B
+    write_parquet(table.io, b_path, pa.Table.from_pylist([{"id": 100 + i, "v": "b"} for i in range(5)], schema=pa.schema([
+        pa.field("id", pa.int64(), metadata={b"PARQUET:field_id": b"1"}), pa.field("v", pa.string(), metadata={b"PARQUET:field_id": b"2"})])))
+    load_java_table(spark, ref).newAppend().appendFile(files.data_file(b_path, 0, None)).commit()
+    # seq 4: an equality delete of id 5 (A's row 5): CONVERT writes the table's one position file at seq 4 >= B's 3
+    commit_row_delta(spark, config, ref, equality_deletes=[{"id": 5}], equality_columns=("id",))
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    assert sorted(r.id for r in spark.sql(f"SELECT id FROM {ref.spark_name}").collect()) == [1, 2, 3, 4, 6, 7, 8, 9, 100, 101, 102, 103, 104]
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+
+    outcome = run_convert(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    frozen.assert_same()
+    assert outcome.counters["position_delete_files_removed"] == 1 and outcome.counters["position_delete_records_read"] == 2
+    entries = spark.read.parquet(*[r.file_path for r in spark.sql(f"SELECT file_path FROM {ref.spark_name}.delete_files").collect()])
+    assert sorted((r.file_path, r.pos) for r in entries.collect()) == [(a_path, 0), (a_path, 5)]  # B's entry, which never applied, is gone
+    assert sequence_numbers(spark, ref, 1) == [4]

@@ -34,7 +34,7 @@ from maintenance.spark.jvm import java_long, jvm
 from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import snapshot_files
 from maintenance.table.position_deletes import DELETE_FILE_PATH_ID
-from tests.iceberg_oracle import iceberg_deletes_by_data_file
+from tests.iceberg_oracle import iceberg_deletes_by_data_file, planned_tasks
 
 EXAMPLES = int(os.environ.get("ICEMAINT_RULE_EXAMPLES", "200"))
 SCHEMA_JSON = """{"type":"struct","schema-id":0,"fields":[
@@ -220,7 +220,7 @@ class GeneratedTable:
             self.java.newRowDelta().addDeletes(self.position_delete(partition, metrics, scope, target)).commit()
         elif kind == "rewrite" and self.data_paths:
             _, index, metrics, keep_seq = op
-            live = {str(t.file().location()): t.file() for t in _tasks(self.java)}
+            live = {str(t.file().location()): t.file() for t in planned_tasks(self.java)}
             old_path = self.data_paths[index % len(self.data_paths)]
             if old_path not in live:
                 return
@@ -257,18 +257,6 @@ class GeneratedTable:
     def metadata_location(self) -> str:
         self.java.refresh()
         return str(self.java.operations().current().metadataFileLocation())
-
-
-def _tasks(java_table: Any) -> list[Any]:
-    tasks = java_table.newScan().planFiles()
-    found = []
-    try:
-        iterator = tasks.iterator()
-        while iterator.hasNext():
-            found.append(iterator.next())
-        return found
-    finally:
-        tasks.close()
 
 
 def icemaint_deletes_by_data_file(metadata_location: str) -> dict[str, set[str]]:
@@ -335,3 +323,32 @@ def test_minus_zero_and_zero_are_two_partitions(spark, tmp_path: Path) -> None:
     both = {str(eq.location()), str(pos.location())}
     assert iceberg[str(minus_zero.location())] == both == ours[str(minus_zero.location())]
     assert iceberg[str(zero.location())] == set() == ours[str(zero.location())]
+
+
+def test_the_rule_as_spark_columns_agrees_with_the_rule_on_metadata(spark) -> None:  # type: ignore[no-untyped-def]
+    """CONVERT's join and the position entries CONVERT and REWRITE carry over apply the rule
+    row by row in Spark (`*_scope_column`); over every combination of sequence numbers,
+    partitions, global and file-scoped deletes, they must say what `*_scope` says."""
+    from maintenance.table.deletes import equality_scope, equality_scope_column, position_scope, position_scope_column
+    from maintenance.table.files import Content, TableFile
+
+    def file(path: str, content: Content, seq: int, partition: int, referenced: str | None = None) -> TableFile:
+        return TableFile(path=path, content=content, file_format="PARQUET", spec_id=0, partition=(partition,), partition_path=f"p={partition}",
+                         seq=seq, file_seq=seq, records=1, size=1, referenced_data_file=referenced)
+
+    cases = []
+    for data_seq, delete_seq, data_part, delete_part, is_global, referenced in itertools.product(
+            (1, 2, 3), (1, 2, 3), (0, 1), (0, 1), (False, True), (None, "a", "b")):
+        data = file("a", Content.DATA, data_seq, data_part)
+        equality = file("e", Content.EQUALITY_DELETES, delete_seq, delete_part)
+        position = file("d", Content.POSITION_DELETES, delete_seq, delete_part, referenced)
+        cases.append((data_seq, delete_seq, data_part, delete_part, is_global, referenced,
+                      equality_scope(equality, data, is_global), position_scope(position, data)))
+    frame = spark.createDataFrame(cases, "d_seq long, s_seq long, d_part int, s_part int, s_global boolean, s_ref string, eq boolean, pos boolean")
+    from pyspark.sql import functions as F
+
+    checked = frame.select(
+        (equality_scope_column(F.col("d_seq"), F.col("d_part"), F.col("s_seq"), F.col("s_part"), F.col("s_global")) == F.col("eq")).alias("eq_agrees"),
+        (position_scope_column(F.lit("a"), F.col("d_seq"), F.col("d_part"), F.col("s_seq"), F.col("s_part"), F.col("s_ref")) == F.col("pos")).alias("pos_agrees"),
+    ).collect()
+    assert len(checked) == len(cases) and all(r.eq_agrees and r.pos_agrees for r in checked)

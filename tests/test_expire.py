@@ -4,17 +4,19 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.jobs.expire.options import ExpireOptions
-from maintenance.jobs.outcome import COMMITTED, NOOP, JobResult
+from maintenance.jobs.outcome import COMMITTED, FAILED, NOOP, JobResult
 from maintenance.jobs.runner import run_job
 from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.workload.cdc import CdcOptions, run_cdc_workload
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
 from tests.file_checks import local, missing_referenced_files
-from tests.helpers import model_rows, spark_rows
+from tests.helpers import DeleteLiveFileAt, model_rows, spark_rows
 from tests.test_cli import in_process
 
 AGGRESSIVE = ExpireOptions(max_snapshot_age=0, min_snapshots_to_keep=1)
@@ -150,3 +152,21 @@ def test_aggressive_retention_flags_are_validated(capsys, config: Config, cdc_ta
     assert code == 2 and "not a duration" in err and len(err.strip().splitlines()) == 1
     code, _, err = in_process(capsys, "expire", str(ref), "--retain-last", "0")
     assert code == 2 and "--retain-last: must be an integer of at least 1" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("what", ["data file", "manifest"])
+def test_a_needed_file_missing_after_the_deletions_fails_the_run(spark, config: Config, cdc_table: CdcFactory, what: str) -> None:
+    """The deletions' verification sees a file the current snapshot reads go missing during
+    the run (deleted once EXPIRE's own deletions are done, before they are verified) and
+    names it, rather than failing on the unreadable snapshot or calling the run committed."""
+    ref, _, _ = cdc_table(rows=300, commits=3)
+    remove = DeleteLiveFileAt(config, ref, "files deleted", manifest=what == "manifest")
+
+    result = run_job(config, ref, "expire", AGGRESSIVE, verify=True, progress=remove)
+
+    assert remove.deleted is not None, "EXPIRE reports the stage before verifying its deletions"
+    assert result.status == FAILED and result.content_verified is False, result.error
+    error = result.error or ""
+    assert error.startswith("content changed") and "1 referenced files missing" in error, error
+    assert remove.deleted.rsplit("/", 1)[-1] in error
+    assert result.counters["snapshots_expired"] == 2  # the expiry itself was done

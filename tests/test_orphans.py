@@ -18,7 +18,7 @@ from maintenance.table.references import ReferencedFiles
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
 from tests.file_checks import age, local, missing_referenced_files, plant
-from tests.helpers import model_rows, spark_rows
+from tests.helpers import DeleteLiveFileAt, model_rows, spark_rows
 from tests.test_cli import in_process
 
 DAY_S = 86400
@@ -69,6 +69,23 @@ def test_old_orphans_go_fresh_ones_and_live_files_stay(spark, config: Config, cd
     assert missing_referenced_files(load_table(config, ref)) == []
     assert spark_rows(spark, ref) == model_rows(model)
     assert run_orphans(config, ref).status == NOOP
+
+
+def test_a_needed_file_missing_after_the_deletions_fails_the_run(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """The deletions' verification sees a file the current snapshot reads go missing during
+    the run (deleted once the orphans are gone, before that is verified) and names it."""
+    ref, _, _ = cdc_table(rows=300, commits=2)
+    orphan = plant(location_of(config, ref) / "data" / "stray.parquet", 5)
+    remove = DeleteLiveFileAt(config, ref, "files deleted")
+
+    result = run_job(config, ref, "orphans", {"older_than": 3 * DAY_S, "force": True}, verify=True, progress=remove)
+
+    assert remove.deleted is not None, "ORPHANS reports the stage before verifying its deletions"
+    assert result.status == FAILED and result.content_verified is False, result.error
+    error = result.error or ""
+    assert error.startswith("content changed") and "1 referenced files missing" in error, error
+    assert remove.deleted.rsplit("/", 1)[-1] in error
+    assert not orphan.exists() and result.counters["files_deleted"] == 1
 
 
 def test_metadata_spelled_file_colon_slash_while_listing_gives_file_triple_slash(spark, config: Config, cdc_table: CdcFactory) -> None:

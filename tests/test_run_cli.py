@@ -58,3 +58,24 @@ def test_run_exits_2_on_bad_policy_or_unknown_table(capsys, tmp_path: Path, conf
     assert code == 2 and "unknown table" in err
     code, _, err = in_process(capsys, "run", "--job", "vacuum")
     assert code == 2
+
+
+def test_a_table_with_a_missing_manifest_is_its_own_problem_not_the_cycles(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """One damaged table (a manifest its snapshot lists is gone) is reported by name and
+    path; every other table is still evaluated, as the daemon's cycle needs."""
+    from maintenance.schedule.cycle import evaluate
+    from maintenance.state.store import open_state
+    from tests.file_checks import local
+
+    broken, _, _ = cdc_table(rows=300, commits=2, update_ratio=0.3)
+    healthy, _, _ = cdc_table(rows=300, commits=2, update_ratio=0.3)
+    table = load_table(config, broken)
+    manifest = min(m.manifest_path for m in table.current_snapshot().manifests(table.io))
+    local(manifest).unlink()
+
+    evaluation = evaluate(config, open_state(config), [broken, healthy])
+
+    problem = evaluation.problems[str(broken)]
+    assert "cannot be read" in problem and manifest.rsplit("/", 1)[-1] in problem and "\n" not in problem, problem
+    assert str(healthy) in evaluation.health and str(broken) not in evaluation.health
+    assert any(d.table == str(healthy) and d.due for d in evaluation.decisions)

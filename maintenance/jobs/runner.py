@@ -12,9 +12,9 @@ The steps every job shares are done here, once:
    through Spark and no fingerprint is computed.
 6. **Run**: the job's own work; its changes become current through `JobContext.publish`
    (staged, verified, then published: see `publish`).
-7. **Verify deletions**: EXPIRE and ORPHANS make no data snapshot, so the snapshot that was
-   current before they deleted is read again by id, and every file a retained snapshot
-   needs must still exist.
+7. **Verify deletions**: EXPIRE and ORPHANS make no data snapshot, so, once they report
+   the stage "files deleted", every file a retained snapshot needs must still exist and
+   the snapshot that was current before they deleted is read again by id.
 8. **Record** how it ended: `committed`, `noop`, `skipped`, `fenced` or `failed`, with the
    counters and the error; release the lease whatever happened.
 """
@@ -202,6 +202,8 @@ def _run(context: JobContext, work: Work, result: JobResult) -> None:
         if unknown:
             log.warning("job reported counters missing from jobs/counters.py", counters=unknown)
         if context.deletion_baseline is not None:
+            deleted = result.counters.get("files_deleted")
+            context.progress("files deleted", files_deleted=deleted if isinstance(deleted, int) else 0)
             _verify_deletions(context, result)
     except ContentChangedError as exc:
         result.status, result.error, result.content_verified = FAILED, str(exc), False
@@ -236,17 +238,22 @@ def _take_verification(context: JobContext, result: JobResult) -> None:
 
 
 def _verify_deletions(context: JobContext, result: JobResult) -> None:
-    """EXPIRE and ORPHANS make no data snapshot: the snapshot that was current before they
-    deleted anything must read the same afterwards, and nothing any snapshot needs may be gone."""
+    """EXPIRE and ORPHANS make no data snapshot: nothing any snapshot needs may be gone, and
+    the snapshot that was current before they deleted anything must read the same afterwards.
+    Files are checked first: a missing data file makes the snapshot unreadable, and that
+    must fail the run as "content changed", naming the file, not as a Spark read error."""
     before = context.deletion_baseline
     assert before is not None and before.snapshot_id is not None
-    after = context.fingerprint(before.snapshot_id)
+    result.fingerprint_before = before.fingerprint
     missing = missing_files(load_table(context.config, context.ref))
-    result.fingerprint_before, result.fingerprint_after = before.fingerprint, after.fingerprint
-    result.content_verified = before.same_content(after) and not missing
+    if missing:
+        result.content_verified = False
+        raise ContentChangedError(f"content changed: snapshot {before.snapshot_id}: {len(missing)} referenced files missing (first: {missing[0]})")
+    after = context.fingerprint(before.snapshot_id)
+    result.fingerprint_after = after.fingerprint
+    result.content_verified = before.same_content(after)
     if not result.content_verified:
-        detail = f"{len(missing)} referenced files missing (first: {missing[0]})" if missing else f"{before.rows} rows/{before.fingerprint} before, {after.rows}/{after.fingerprint} after"
-        raise ContentChangedError(f"content changed: snapshot {before.snapshot_id}: {detail}")
+        raise ContentChangedError(f"content changed: snapshot {before.snapshot_id}: {before.rows} rows/{before.fingerprint} before, {after.rows}/{after.fingerprint} after")
 
 
 def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Config | None = None, ref: TableRef | None = None) -> None:
@@ -274,6 +281,7 @@ def _health_at_end(config: Config, ref: TableRef) -> dict[str, Any] | None:
             "small_data_files": health.small_data_files,
             "position_delete_files": health.position_delete_files,
             "equality_delete_files": health.equality_delete_files,
+            "deletion_vectors": health.deletion_vectors,
             "snapshots": health.snapshots,
         }
     except Exception as exc:

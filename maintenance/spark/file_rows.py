@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+import structlog
+
 from maintenance.errors import SparkJobError
 from maintenance.spark.files import spark_file_names
 from maintenance.table.paths import hadoop_path
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 FIELD_ID = "parquet.field.id"
+log = structlog.get_logger(__name__)
 
 
 def read_file_rows(
@@ -62,7 +65,10 @@ def observed(observation: Any, fallback: Callable[[], dict[str, Any]]) -> dict[s
     """An Observation's metrics, or `fallback()` (an explicit aggregation) when Spark pruned
     the observed plan away, as adaptive execution does around joins that turn out empty."""
     metrics = observation.get
-    return dict(metrics) if metrics else fallback()
+    if metrics:
+        return dict(metrics)
+    log.info("observed metrics not delivered; counting with a separate aggregation", observation=getattr(observation, "_name", None))
+    return fallback()
 
 
 def row_counts(frame: DataFrame, mapped_column: str) -> dict[str, Any]:

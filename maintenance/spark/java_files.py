@@ -7,9 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 from maintenance.errors import ConflictError
 from maintenance.spark.jvm import JavaObject, java_long, jvm
+from maintenance.table.files import record_key
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+
+def java_record_key(content_file: JavaObject) -> str:
+    """`TableFile.key` of a Java content file record (a DV's blob offset beside its path)."""
+    offset = content_file.contentOffset() if str(content_file.format().name()) == "PUFFIN" else None
+    return record_key(str(content_file.location()), None if offset is None else int(offset))
 
 
 class JavaFiles:
@@ -21,9 +28,10 @@ class JavaFiles:
         self.snapshot = table.snapshot(java_long(spark, snapshot_id))
         self._iceberg = jvm(spark).org.apache.iceberg
 
-    def delete_files(self, paths: set[str]) -> dict[str, JavaObject]:
-        found = self._scan(self.snapshot.deleteManifests(self.table.io()), paths, self._iceberg.ManifestFiles.readDeleteManifest)
-        missing = paths - set(found)
+    def delete_files(self, keys: set[str]) -> dict[str, JavaObject]:
+        """Delete file records by record key (`TableFile.key`: the path, and a DV's blob offset)."""
+        found = self._scan(self.snapshot.deleteManifests(self.table.io()), keys, self._iceberg.ManifestFiles.readDeleteManifest)
+        missing = keys - set(found)
         if missing:
             raise ConflictError(f"delete file {sorted(missing)[0]} is not in the planning snapshot")
         return found
@@ -42,9 +50,9 @@ class JavaFiles:
                 iterator = reader.iterator()
                 while iterator.hasNext():
                     content_file = iterator.next()
-                    location = str(content_file.location())
-                    if location in paths:
-                        found[location] = content_file
+                    key = java_record_key(content_file)
+                    if key in paths:
+                        found[key] = content_file
             finally:
                 reader.close()
         return found

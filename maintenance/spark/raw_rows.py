@@ -9,19 +9,27 @@ float -> double, decimal widening), every file format is read, and each row come
 `_file` (its file's location, spelled exactly as the table's metadata spells it) and `_pos`.
 
 The tasks are staged with `ScanTaskSetManager` and read with `scan-task-set-id`, the way
-Iceberg's own rewrite actions read a file group. Delete files are read the same way,
+Iceberg's own rewrite actions read a file group, but through a relation on a plain
+`SparkTable` rather than the `<group>#rewrite` table those actions load: on format 3 the
+rewrite table adds the row lineage columns as data columns, and Spark then hides every
+metadata column, `_file` and `_pos` included. Equality delete files are read the same way,
 wrapped as data files of an unpartitioned spec, so no partition value is put in place of
-what the file holds.
+what the file holds. Position delete files are read through Iceberg's `position_deletes`
+metadata table, from its own scan tasks for exactly the files asked for
+(`position_delete_rows`), as Iceberg's `rewrite_position_delete_files` reads them: every
+entry comes with its delete file's location as the table spells it, and no file listing
+happens on the way (a plain Parquet read of many files lists each one first).
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from maintenance.spark.jvm import JavaObject, jvm, static_call
+from maintenance.errors import SparkJobError
+from maintenance.spark.jvm import JavaObject, java_long, jvm, static_call
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -56,13 +64,57 @@ def raw_rows(spark: SparkSession, table: JavaObject, files: Sequence[JavaObject]
             spec_json = specs.get(spec_id) or specs.setdefault(spec_id, iceberg.PartitionSpecParser.toJson(table.specs().get(spec_id)))
             data_file = content_file
         tasks.add(iceberg.BaseFileScanTask(data_file, None, schema_json, spec_json, residual))
+    with _staged(spark, table, tasks) as frame:
+        yield frame
+
+
+@contextmanager
+def position_delete_rows(spark: SparkSession, table: JavaObject, snapshot_id: int, locations: Iterable[str]) -> Iterator[DataFrame]:
+    """The entries (`file_path`, `pos`, `delete_file_path`) of the position delete files at
+    `locations` (as the table spells them), live in `snapshot_id`. The frame can be used
+    until the block ends."""
+    iceberg = jvm(spark).org.apache.iceberg
+    wanted = set(locations)
+    deletes_table = iceberg.MetadataTableUtils.createMetadataTableInstance(table, iceberg.MetadataTableType.POSITION_DELETES)
+    tasks = jvm(spark).java.util.ArrayList()
+    planned = deletes_table.newBatchScan().useSnapshot(java_long(spark, snapshot_id)).planFiles()
+    try:
+        iterator = planned.iterator()
+        while iterator.hasNext():
+            task = iterator.next()
+            if str(task.file().location()) in wanted:
+                tasks.add(task)
+    finally:
+        planned.close()
+    if tasks.size() != len(wanted):
+        raise SparkJobError(f"{len(wanted) - tasks.size()} of {len(wanted)} position delete files are not live in snapshot {snapshot_id}; nothing was committed")
+    with _staged(spark, deletes_table, tasks) as frame:
+        yield frame.select("file_path", "pos", "delete_file_path")
+
+
+@contextmanager
+def _staged(spark: SparkSession, table: JavaObject, tasks: JavaObject) -> Iterator[DataFrame]:
     group_id = f"icemaint-raw-{uuid.uuid4()}"
-    cache = static_call(spark, "org.apache.iceberg.spark.SparkTableCache", "get")
     manager = static_call(spark, "org.apache.iceberg.spark.ScanTaskSetManager", "get")
-    cache.add(group_id, table)
     manager.stageTasks(table, group_id, tasks)
     try:
-        yield spark.read.format("iceberg").option("scan-task-set-id", group_id).option("split-size", str(SPLIT_SIZE)).load(group_id)
+        yield _staged_frame(spark, table, group_id)
     finally:
-        cache.remove(group_id)
         manager.removeTasks(table, group_id)
+
+
+def _staged_frame(spark: SparkSession, table: JavaObject, group_id: str) -> DataFrame:
+    """A DataFrame reading the staged tasks of `group_id`, with metadata columns available."""
+    from pyspark.sql import DataFrame
+
+    java = jvm(spark)
+    options = java.java.util.HashMap()
+    options.put("scan-task-set-id", group_id)
+    options.put("split-size", str(SPLIT_SIZE))
+    relation = java.org.apache.spark.sql.execution.datasources.v2.DataSourceV2Relation.create(
+        java.org.apache.iceberg.spark.source.SparkTable(table, False),
+        java.scala.Option.empty(),
+        java.scala.Option.empty(),
+        java.org.apache.spark.sql.util.CaseInsensitiveStringMap(options),
+    )
+    return DataFrame(java.org.apache.spark.sql.Dataset.ofRows(spark._jsparkSession, relation), spark)  # type: ignore[attr-defined]

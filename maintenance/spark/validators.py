@@ -9,10 +9,12 @@ branch, so it is never walked.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from maintenance.errors import ConflictError
 from maintenance.spark.jvm import JavaObject
+from maintenance.table.files import TableFile, record_key
 from maintenance.table.paths import normalise
 
 Validator = Callable[[JavaObject], None]
@@ -30,23 +32,30 @@ def snapshots_since(base: JavaObject, planning_snapshot_id: int) -> Iterator[Jav
         raise ConflictError(f"the planning snapshot {planning_snapshot_id} is no longer an ancestor of the table's current state")
 
 
-def still_live(io: JavaObject, planning_snapshot_id: int, data_paths: set[str], delete_paths: set[str], job: str) -> Validator:
-    """No given data file and no given delete file left the table since planning."""
+def still_live(io: JavaObject, planning_snapshot_id: int, data_paths: Iterable[str], deletes: Iterable[TableFile], job: str) -> Validator:
+    """No given data file and no given delete file (a DV by its blob: many share one Puffin
+    file) left the table since planning."""
     data_keys = {normalise(p) for p in data_paths}
-    delete_keys = {normalise(p) for p in delete_paths}
+    delete_keys = {_normalised_key(str(d.path), d.content_offset if d.is_dv else None) for d in deletes}
 
     def validate(base: JavaObject) -> None:
         for snapshot in snapshots_since(base, planning_snapshot_id):
             for removed, keys, what in ((snapshot.removedDataFiles(io), data_keys, "data file"), (snapshot.removedDeleteFiles(io), delete_keys, "delete file")):
                 iterator = removed.iterator()
                 while iterator.hasNext():
-                    location = str(iterator.next().location())
-                    if normalise(location) in keys:
+                    content_file = iterator.next()
+                    location = str(content_file.location())
+                    offset = content_file.contentOffset() if str(content_file.format().name()) == "PUFFIN" else None
+                    if _normalised_key(location, None if offset is None else int(offset)) in keys:
                         raise ConflictError(
                             f"{what} {location} was removed by a concurrent commit (snapshot {snapshot.snapshotId()}); nothing was committed, run {job} again"
                         )
 
     return validate
+
+
+def _normalised_key(path: str, content_offset: int | None) -> str:
+    return record_key(normalise(path), content_offset)
 
 
 def no_new_partition_equality_deletes(io: JavaObject, planning_snapshot_id: int, job: str) -> Validator:
@@ -72,3 +81,31 @@ def no_new_partition_equality_deletes(io: JavaObject, planning_snapshot_id: int,
 
     return validate
 
+
+def no_new_dvs_for(io: JavaObject, planning_snapshot_id: int, data_paths: Iterable[str], job: str) -> Validator:
+    """No DV was committed since planning for a data file this change writes one for (two
+    live DVs for one file would be an invalid table; RewriteFiles does not check it)."""
+    keys = {normalise(p) for p in data_paths}
+
+    def validate(base: JavaObject) -> None:
+        for snapshot in snapshots_since(base, planning_snapshot_id):
+            iterator = snapshot.addedDeleteFiles(io).iterator()
+            while iterator.hasNext():
+                delete = iterator.next()
+                referenced: Any = delete.referencedDataFile()
+                if str(delete.format().name()) == "PUFFIN" and referenced is not None and normalise(str(referenced)) in keys:
+                    raise ConflictError(f"a concurrent commit (snapshot {snapshot.snapshotId()}) added a deletion vector for {referenced}; "
+                                        f"nothing was committed, run {job} again")
+
+    return validate
+
+
+def all_of(*validators: Validator | None) -> Validator:
+    """One validator running each given one in turn."""
+
+    def validate(base: JavaObject) -> None:
+        for validator in validators:
+            if validator is not None:
+                validator(base)
+
+    return validate

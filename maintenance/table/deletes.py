@@ -14,7 +14,10 @@ From the spec ("Scan Planning") and Iceberg 1.10's `DeleteFileIndex`, which read
   vector, no v2 position delete file applies to it any more.
 
 These scope and sequence rules are exact: CONVERT and REWRITE rewrite deletes by them, and
-a rule that reached further would delete rows readers see. Column statistics may then rule
+a rule that reached further would delete rows readers see. Jobs that apply the rule row by
+row in Spark (CONVERT's key join, the position entries CONVERT and REWRITE carry over) take
+it from here too, as column expressions (`equality_scope_column`, `position_scope_column`),
+so the rule is written once in each form, side by side. Column statistics may then rule
 an equality delete out for a data file: only where Iceberg's own planner would too (never
 on missing statistics, never on a column both sides may hold NULL in, never on bounds it
 cannot order the way Java does), so the result is always a superset of Iceberg's. Tests
@@ -26,12 +29,16 @@ from __future__ import annotations
 import bisect
 from collections import defaultdict
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from pyiceberg.schema import Schema
 from pyiceberg.types import PrimitiveType, UUIDType
 
 from maintenance.table.files import Content, PartitionKey, SnapshotFiles, TableFile
 from maintenance.table.stats import ranges_overlap
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column
 
 
 def equality_scope(delete: TableFile, data: TableFile, global_delete: bool) -> bool:
@@ -47,6 +54,21 @@ def position_scope(delete: TableFile, data: TableFile) -> bool:
     if delete.referenced_data_file is not None:
         return delete.referenced_data_file == data.path
     return delete.partition_key == data.partition_key
+
+
+def equality_scope_column(data_seq: Column, data_part: Column, delete_seq: Column, delete_part: Column, delete_global: Column) -> Column:
+    """`equality_scope` as a Spark column: files stand for their data sequence number and a
+    partition id (one id per partition key) and the delete for whether its spec is global."""
+    return (data_seq < delete_seq) & (delete_global | (data_part == delete_part))
+
+
+def position_scope_column(data_path: Column, data_seq: Column, data_part: Column, delete_seq: Column, delete_part: Column, delete_ref: Column) -> Column:
+    """`position_scope` as a Spark column (`delete_ref`: the delete's referenced data file, or
+    NULL for a partition-scoped one; partition ids as in `equality_scope_column`)."""
+    from pyspark.sql import functions as F
+
+    in_scope = F.when(delete_ref.isNotNull(), delete_ref == data_path).otherwise(delete_part == data_part)
+    return (data_seq <= delete_seq) & in_scope
 
 
 def equality_stats_may_match(delete: TableFile, data: TableFile, schema: Schema) -> bool:
@@ -124,20 +146,3 @@ class DeleteIndex:
 
     def deletes_for(self, data: TableFile) -> list[TableFile]:
         return [*self.equality_deletes_for(data), *self.position_deletes_for(data)]
-
-    def applicable(self) -> dict[str, list[TableFile]]:
-        """Every live data file with at least one delete that may apply, by path."""
-        out = {}
-        for data in self.files.data:
-            deletes = self.deletes_for(data)
-            if deletes:
-                out[data.path] = deletes
-        return out
-
-    def data_files_by_delete(self) -> dict[str, list[TableFile]]:
-        """The inverse: each indexed delete file's path -> the data files it may apply to."""
-        out: dict[str, list[TableFile]] = defaultdict(list)
-        for data in self.files.data:
-            for delete in self.deletes_for(data):
-                out[delete.path].append(data)
-        return out

@@ -42,7 +42,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.table import Table
 from pyiceberg.transforms import VoidTransform
 
-from maintenance.errors import UnknownSnapshotError
+from maintenance.errors import UnknownSnapshotError, UnreadableMetadataError
 from maintenance.table.pool import parallel_map
 from maintenance.table.position_deletes import DELETE_FILE_PATH_ID
 from maintenance.table.stats import ColumnStats
@@ -88,6 +88,17 @@ class TableFile:
     def is_dv(self) -> bool:
         """A v3 deletion vector: a Puffin blob of positions for one data file."""
         return self.content == Content.POSITION_DELETES and self.file_format == FileFormat.PUFFIN.name
+
+    @property
+    def key(self) -> str:
+        """What tells this file's record from every other's: its path, and for a deletion
+        vector (many share one Puffin file) the offset of its blob (`record_key`)."""
+        return record_key(self.path, self.content_offset if self.is_dv else None)
+
+
+def record_key(path: str, content_offset: int | None = None) -> str:
+    """One content file record's identity: the path, plus the blob offset of a deletion vector."""
+    return path if content_offset is None else f"{path}#{content_offset}"
 
 
 @dataclass(frozen=True)
@@ -207,12 +218,20 @@ def snapshot_files(table: Table, snapshot_id: int | None = None) -> SnapshotFile
     if cached is not None and cached.specs.keys() == specs.keys():
         return cached
     schema = table.schema()
-    manifests = snapshot.manifests(table.io)
-    files = [_table_file(entry, specs, schema) for entry in live_entries(table.io, manifests)]
+    try:
+        manifests = snapshot.manifests(table.io)
+        files = [_table_file(entry, specs, schema) for entry in live_entries(table.io, manifests)]
+    except OSError as exc:
+        raise UnreadableMetadataError(f"snapshot {snapshot_id} cannot be read: {_one_line(exc)}") from exc
     result = SnapshotFiles(key[0], snapshot_id, snapshot.sequence_number or 0, metadata.format_version, schema, specs, files,
                            [_manifest_info(m) for m in manifests])
     CACHE.put(key, result)
     return result
+
+
+def _one_line(exc: OSError) -> str:
+    """pyarrow's message, without its multi-line detail ("Failed to open local file 'x'")."""
+    return str(exc).split(". Detail:")[0].splitlines()[0] if str(exc) else type(exc).__name__
 
 
 def live_entries(io: FileIO, manifests: Iterable[ManifestFile]) -> Iterator[ManifestEntry]:

@@ -125,9 +125,11 @@ def missing_files(table: Table) -> list[str]:
 
     snapshots = [s for s in table.metadata.snapshots if s.manifest_list]
     needed = {normalise(s.manifest_list) for s in snapshots}
-    manifests = manifests_of(table.io, snapshots)
+    unreadable: list[str] = []  # a missing manifest list or manifest is reported, not raised
+    manifests = manifests_of(table.io, snapshots, unreadable)
     needed.update(manifests)
-    needed.update(content_paths(table.io, manifests.values(), live_only=True))
+    needed.update(content_paths(table.io, manifests.values(), live_only=True, missing=unreadable))
     listed = {normalise(f.location) for f in list_location(table.io, table.location())}
     location = table.location()
-    return sorted(key for key in needed if key not in listed and (is_under(key, location) or not table.io.new_input(key).exists()))
+    gone = {key for key in needed if key not in listed and (is_under(key, location) or not table.io.new_input(key).exists())}
+    return sorted(gone | {normalise(p) for p in unreadable})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from pyiceberg.conversions import from_bytes
@@ -74,8 +75,12 @@ def decode(field_type: PrimitiveType, raw: bytes) -> Any:
     return from_bytes(field_type, raw)
 
 
+@lru_cache(maxsize=1 << 16)
 def comparable(field_type: PrimitiveType, raw: bytes) -> Any:
-    """A bound as a key ordered like Iceberg's comparator for the type, or _NO_BOUND."""
+    """A bound as a key ordered like Iceberg's comparator for the type, or _NO_BOUND.
+
+    Cached: planning compares each data file's bounds with every delete's that may reach
+    it, so the same bytes are decoded once per pair otherwise."""
     try:
         value = decode(field_type, raw)
     except Exception:  # an undecodable bound only means no pruning

@@ -12,6 +12,7 @@ SPEC = JobSpec(
     plan=plan.plan,
     run=run.run,
     estimate=run.estimate,
+    formats=(1, 2, 3),
     counters={**GROUP_COUNTERS, "strategy": "the row layout a dry run would write (binpack, sort, zorder)"},
     check_table=plan.check_table,
 )

@@ -49,10 +49,14 @@ class _Ordering:
     def name(self) -> str:
         return self.layout.strategy
 
-    def _partition_prefix(self, group: FileGroup) -> list[Column]:
+    def partition_columns(self, group: FileGroup) -> list[Column]:
+        """The current spec's partition values of a group's rows (none when it writes one partition)."""
         if not group.spread:
             return []
-        return [transform_column(self.catalog, k.column, k.transform).asc_nulls_first() for k in self.layout.partition_keys]
+        return [transform_column(self.catalog, k.column, k.transform) for k in self.layout.partition_keys]
+
+    def _partition_prefix(self, group: FileGroup) -> list[Column]:
+        return [column.asc_nulls_first() for column in self.partition_columns(group)]
 
 
 class SortOrdering(_Ordering):

@@ -175,11 +175,11 @@ def _deletes_reaching(files: SnapshotFiles, targets: Sequence[TableFile]) -> lis
     applied: set[str] = set()
     for data in files.data:
         for delete in index.deletes_for(data):
-            applied.add(delete.path)
+            applied.add(delete.key)
             if data.path in target_paths:
-                reaching.setdefault(delete.path, delete)
-    dangling = [d for d in files.deletes if d.path not in applied]
-    return sorted([*reaching.values(), *dangling], key=lambda d: d.path)
+                reaching.setdefault(delete.key, delete)
+    dangling = [d for d in files.deletes if d.key not in applied]
+    return sorted([*reaching.values(), *dangling], key=lambda d: d.key)
 
 
 def check_table(table: Table, options: CompactOptions) -> None:

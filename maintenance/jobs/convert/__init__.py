@@ -6,9 +6,10 @@ from maintenance.jobs.spec import JobSpec
 
 SPEC = JobSpec(
     name="convert",
-    summary="CONVERT equality deletes into position deletes (a Spark job).",
+    summary="CONVERT equality deletes into position deletes, or deletion vectors on format 3 (a Spark job).",
     options=ConvertOptions,
     plan=plan.plan,
     run=run.run,
     estimate=run.estimate,
+    formats=(1, 2, 3),
 )

@@ -11,7 +11,9 @@ driver: the executors write the positions, deduplicated and sorted by path and p
 one file per partition of the data files they point at (more only past the target size).
 
 Every file is read once: the delete side is cached when it is counted, and the data
-side's rows are counted by an observation on the same pass that writes the positions.
+side's rows are counted by an observation on the same pass that writes the positions. On
+format 2 the entries of the position delete files folded in (see `plan`) that still apply
+join the positions found before they are written, in the same pass.
 
 Why one file per partition keeps what every delete applies to (see `commit.py` for the
 sequence number it takes): a position names exactly one row of exactly one data file, so
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pyiceberg.schema import Schema
@@ -35,7 +37,9 @@ from maintenance.spark.errors import java_errors
 from maintenance.spark.file_rows import check_complete, observed, row_counts
 from maintenance.spark.jvm import JavaObject
 from maintenance.spark.position_delete_writer import write_position_deletes
+from maintenance.spark.position_entries import live_position_entries
 from maintenance.spark.raw_rows import raw_rows
+from maintenance.table.deletes import equality_scope_column
 from maintenance.table.files import PartitionKey, TableFile
 
 if TYPE_CHECKING:
@@ -51,6 +55,8 @@ class ScanResult:
     written: dict[int, list[str]]  # partition id -> position delete files
     data_rows_read: int
     delete_rows_read: int
+    positions: dict[str, set[int]] = field(default_factory=dict)  # format 3: data file path -> positions found
+    position_records_read: int = 0  # entries read from the position delete files folded in
 
 
 def key_column(schema: Schema, field_id: int) -> tuple[str, ...]:
@@ -89,8 +95,13 @@ def find_positions(
     java_deletes: dict[str, JavaObject],
     output_dir: str,
     target_size: int,
+    *,
+    collect: bool = False,
 ) -> ScanResult:
-    """Run the join and write position deletes under `output_dir`, one folder per partition."""
+    """Run the join and write position deletes under `output_dir`, one folder per partition;
+    with `collect` (format 3), bring the positions to the driver instead, per data file, for
+    its one deletion vector (the driver holds the positions found, about 60 bytes each,
+    never the rows read)."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
@@ -131,18 +142,30 @@ def find_positions(
             candidates = _tagged(spark, keyed, targets, partitions, "d", plan)
             match_obs = Observation()
             observed_matches = candidates.observe(match_obs, F.count(F.lit(1)).alias("rows"), F.count("d_seq").alias("mapped"))
-            in_scope = (observed_matches.d_seq < observed_matches.e_seq) & (observed_matches.e_global | (observed_matches.d_part == observed_matches.e_part))
+            in_scope = equality_scope_column(observed_matches.d_seq, observed_matches.d_part, observed_matches.e_seq, observed_matches.e_part, observed_matches.e_global)
             matched = observed_matches.where(in_scope).select(F.col("d_part").alias("part"), F.col("d_path").alias("file_path"), F.col("pos"))
             results.append(matched)
             observations.append((data_obs, match_obs, data, candidates, sum(t.records for t in targets)))
+        folded = None
+        if plan.position_deletes:
+            folded = reads.enter_context(live_position_entries(spark, table, plan.snapshot_id, plan.position_deletes, plan.position_data, partitions))
+        if folded is not None:
+            results.append(folded.frame.select(F.col("part"), F.col("file_path"), F.col("pos")))
 
         if not results:
             return ScanResult(list(partitions), {}, 0, delete_rows)
         union = results[0]
         for more in results[1:]:
             union = union.unionByName(more)
-        records_per_file = max(1, target_size // POSITION_BYTES_ON_DISK)
-        written = write_position_deletes(union, "part", output_dir, max_records_per_file=records_per_file, deduplicate=True)
+        written: dict[str, list[str]] = {}
+        positions: dict[str, set[int]] = {}
+        if collect:
+            by_file = union.groupBy("file_path").agg(F.collect_set("pos").alias("positions"))
+            for row in by_file.collect():  # one action, so the observations below are delivered
+                positions[row.file_path] = set(row.positions)
+        else:
+            records_per_file = max(1, target_size // POSITION_BYTES_ON_DISK)
+            written = write_position_deletes(union, "part", output_dir, max_records_per_file=records_per_file, deduplicate=True)
 
         data_rows = 0
         for data_obs, match_obs, data, candidates, data_expected in observations:
@@ -153,9 +176,10 @@ def find_positions(
                 raise SparkJobError(f"{matches['rows'] - matches['mapped']} data rows matching an equality delete did not map to their table file; "
                                     "nothing was committed")
             data_rows += rows
+        position_records = folded.records_read() if folded is not None else 0
     for frame in cached:
         frame.unpersist()
-    return ScanResult(list(partitions), {int(part): files for part, files in written.items()}, data_rows, delete_rows)
+    return ScanResult(list(partitions), {int(part): files for part, files in written.items()}, data_rows, delete_rows, positions, position_records)
 
 
 def _keyed(raw: DataFrame, columns: Sequence[tuple[str, tuple[str, ...]]], prefix: str, *, with_position: bool = False) -> DataFrame:

@@ -22,17 +22,17 @@ from maintenance.table.files import SnapshotFiles, TableFile
 
 
 def delete_reach(files: SnapshotFiles, deletes: Sequence[TableFile]) -> dict[str, set[str]]:
-    """Delete path -> every live data file path it applies to (empty: dangling)."""
-    reach: dict[str, set[str]] = {d.path: set() for d in deletes}
+    """Delete record key (`TableFile.key`) -> every live data file path it applies to (empty: dangling)."""
+    reach: dict[str, set[str]] = {d.key: set() for d in deletes}
     index = DeleteIndex(files, deletes)
     for data in files.data:
         for delete in index.deletes_for(data):
-            reach[delete.path].add(data.path)
+            reach[delete.key].add(data.path)
     return reach
 
 
 class DroppableDeletes:
-    """Tracks, across a run's commits, the deletes whose every data file has been rewritten."""
+    """Tracks, across a run's commits, the deletes (by record key) whose every data file has been rewritten."""
 
     def __init__(self, reach: dict[str, set[str]]) -> None:
         self._remaining = {path: set(data) for path, data in reach.items()}

@@ -55,7 +55,7 @@ class GroupRewrite:
     sequence_number: int  # the new files' data sequence number (the planning snapshot's)
     groups: Sequence[FileGroup]
     tasks: dict[str, JavaObject]  # data file path -> its scan task (with the deletes that apply)
-    java_deletes: dict[str, JavaObject]  # delete path -> its Java record, for every delete the run may drop
+    java_deletes: dict[str, JavaObject]  # delete record key (`TableFile.key`) -> its Java record, for every delete the run may drop
     droppable: DroppableDeletes
     validate: Validator | None = None
 

@@ -32,7 +32,7 @@ from maintenance.jobs.file_groups.options import GroupOptions
 from maintenance.jobs.file_groups.writer import Ordering, rewrite_group
 from maintenance.jobs.outcome import JobOutcome
 from maintenance.spark.errors import java_errors
-from maintenance.spark.java_files import JavaFiles
+from maintenance.spark.java_files import JavaFiles, java_record_key
 from maintenance.spark.jvm import JavaObject, jvm
 from maintenance.spark.validators import no_new_partition_equality_deletes
 from maintenance.table.files import TableFile
@@ -114,9 +114,9 @@ def scan_tasks(table: JavaObject, paths: list[str], snapshot_id: int, what: str)
 
 
 def java_delete_records(ctx: JobContext, snapshot_id: int, wanted: set[str], tasks: list[JavaObject]) -> dict[str, JavaObject]:
-    """The Java records of the deletes a run may drop, taken from the scan tasks that
-    already hold them; only deletes that apply to no data file (dangling) are looked up in
-    the delete manifests."""
+    """The Java records of the deletes a run may drop (by record key, `TableFile.key`), taken
+    from the scan tasks that already hold them; only deletes that apply to no data file
+    (dangling) are looked up in the delete manifests."""
     found: dict[str, JavaObject] = {}
     if not wanted:
         return found
@@ -126,9 +126,9 @@ def java_delete_records(ctx: JobContext, snapshot_id: int, wanted: set[str], tas
     iterator = distinct.iterator()
     while iterator.hasNext():
         delete = iterator.next()
-        location = str(delete.location())
-        if location in wanted:
-            found.setdefault(location, delete)
+        key = java_record_key(delete)
+        if key in wanted:
+            found.setdefault(key, delete)
     missing = wanted - set(found)
     if missing:
         found.update(JavaFiles(ctx.spark, ctx.table.java, snapshot_id).delete_files(missing))

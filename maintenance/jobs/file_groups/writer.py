@@ -8,14 +8,17 @@ committed by the write; the new files are handed back for the executor's commit.
   (see `grouping`), so nothing is shuffled; where whole files are too big to share out
   evenly, rows are dealt out by a round-robin shuffle instead.
 - **ordered** (sort, z-order): rows are range-partitioned by the ordering's keys into the
-  expected number of files and sorted within each, so every file holds one key range;
+  expected number of files and sorted within each, so every file holds one key range
+  (small partitions combined into one group: dealt out whole, by hash of the partition);
   the table's own distribution and ordering are not applied on top (as Iceberg's sort
   rewrite does).
 - A group whose rows go to several partitions (`spread`: small partitions combined, or an
   older spec's files written into the current spec): Iceberg's writer clusters its rows by
-  the current partitioning (a hash shuffle), or, when ordered, the ordering's keys start
-  with the current partition fields and the writer keeps one open file per partition
-  (fanout).
+  the current partitioning (a hash shuffle, then a local sort by partition), or, when
+  ordered, the ordering's keys start with the current partition fields. Either way each
+  task meets its partitions one after another and keeps one file open (Iceberg's clustered
+  writer, `fanout-enabled=false`): a fanout writer keeps a Parquet writer per partition
+  open until the task ends, and 500 combined partitions ran a 1 GiB heap out of memory.
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ class Ordering(Protocol):
         that is written into another spec, they start with that spec's partition fields)."""
         ...
 
+    def partition_columns(self, group: FileGroup) -> list[Column]:
+        """The current spec's partition values of the group's rows, when it is `spread`
+        (empty otherwise): what a combined group is distributed by."""
+        ...
+
 
 def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, tasks: list[JavaObject], *, target_size: int, output_spec_id: int,
                   ordering: Ordering | None = None) -> list[JavaObject]:
@@ -67,9 +75,16 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
         if ordering is not None:
             frame = reader.load(group_id)
             keys = ordering.keys(frame, group)
-            frame = frame.repartitionByRange(outputs, *keys).sortWithinPartitions(*keys)
+            if group.spread and not group.moves_rows:
+                # Small partitions combined, one file each: whole partitions are dealt out by
+                # hash. Key ranges would cut partitions in two (more, smaller files) and cost
+                # a sampling pass over the rows.
+                frame = frame.repartition(outputs, *ordering.partition_columns(group))
+            else:
+                frame = frame.repartitionByRange(outputs, *keys)
+            frame = frame.sortWithinPartitions(*keys)
             writer_options.update({"target-file-size-bytes": str(_rolling_size(group, split, target_size)), "use-table-distribution-and-ordering": "false",
-                                   "fanout-enabled": "true"})
+                                   "fanout-enabled": "false"})
         else:
             coarse = outputs > 1 and max(weights) > COARSE_FILE_SHARE * split
             frame = reader.option("split-size", str(sum(weights) + 1 if coarse else split)).load(group_id)
@@ -78,6 +93,7 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
             writer_options.update({
                 "target-file-size-bytes": str(_rolling_size(group, split, target_size)),
                 "distribution-mode": "hash" if group.spread else "none",
+                "fanout-enabled": "false" if group.spread else "true",  # one partition: no sort needed for one open file
             })
         frame.write.format("iceberg").options(**writer_options).mode("append").save(group_id)
         return list(coordinator.fetchNewFiles(table, group_id))

@@ -12,5 +12,6 @@ SPEC = JobSpec(
     plan=plan.plan,
     run=run.run,
     estimate=run.estimate,
+    formats=(1, 2, 3),
     counters=GROUP_COUNTERS,
 )

@@ -1,4 +1,5 @@
-"""REWRITE: combine position delete files, at most one per partition and target size."""
+"""REWRITE: combine position delete files, at most one per partition and target size; on
+format 3, turn them into deletion vectors and drop dangling ones."""
 
 from maintenance.jobs.rewrite import plan, run
 from maintenance.jobs.rewrite.options import RewriteOptions
@@ -6,9 +7,11 @@ from maintenance.jobs.spec import JobSpec
 
 SPEC = JobSpec(
     name="rewrite",
-    summary="REWRITE position deletes: at most one file per partition and target size (a Spark job).",
+    summary="REWRITE position deletes: at most one file per partition and target size, deletion vectors on format 3 (a Spark job).",
     options=RewriteOptions,
     plan=plan.plan,
     run=run.run,
     estimate=run.estimate,
+    formats=(1, 2, 3),
+    counters={"dangling_deletion_vectors_planned": "deletion vectors whose data file is no longer live (format 3), dropped"},
 )

@@ -13,6 +13,10 @@ entries can land in it. An entry is kept only where it applied (its data file is
 with a sequence number not above its delete file's, in scope), so raising the number
 makes no entry apply where it did not: an entry names exactly one data file, and every
 data file it names has a number at or below the old file's, hence the new one's.
+
+On format 3 the aim is no v2 file at all: every v2 position delete file in scope is planned
+(whatever its size), its entries become deletion vectors (`run.to_deletion_vectors`), and
+DVs whose data file is no longer live (`dangling_dvs`) are dropped.
 """
 
 from __future__ import annotations
@@ -37,13 +41,21 @@ class RewritePlan:
     partitions: list[PartitionKey]  # output groups, numbered by position: the data files' partitions
     sequence_numbers: list[int]  # per output group: the number its files take
     skipped: list[PartitionKey] = field(default_factory=list)  # partitions with delete files REWRITE cannot read
+    format_version: int = 2
+    dangling_dvs: list[TableFile] = field(default_factory=list)  # format 3: DVs of data files no longer live
 
     @property
     def empty(self) -> bool:
-        return not self.deletes
+        return not self.deletes and not self.dangling_dvs
+
+    @property
+    def to_deletion_vectors(self) -> bool:
+        return self.format_version >= 3
 
     def counters(self, detail: bool = False) -> dict[str, Any]:
         counters = {"partitions_planned": len(self.partitions), "position_delete_files_planned": len(self.deletes)}
+        if self.dangling_dvs:
+            counters["dangling_deletion_vectors_planned"] = len(self.dangling_dvs)
         return {**counters, "partitions_skipped": len(self.skipped)} if self.skipped else counters
 
 
@@ -62,9 +74,12 @@ def plan_rewrite(files: SnapshotFiles, properties: dict[str, str], *, partitions
     # REWRITE reads Parquet delete files only: a partition with another format (Spark's
     # write.delete.format.default=avro) is left as it is, the rest of the table is not.
     skipped = [key for key, group in by_partition.items() if any(d.file_format != "PARQUET" for d in group)]
-    chosen = [
-        d for key, group in by_partition.items() if key not in skipped and len(group) > max(1, -(-sum(d.size for d in group) // target)) for d in group
-    ]
+    if files.format_version >= 3:  # every v2 file goes, however few
+        chosen = [d for key, group in by_partition.items() if key not in skipped for d in group]
+    else:
+        chosen = [
+            d for key, group in by_partition.items() if key not in skipped and len(group) > max(1, -(-sum(d.size for d in group) // target)) for d in group
+        ]
     data_by_path = {f.path: f for f in files.data}
     data_by_partition: dict[PartitionKey, list[TableFile]] = defaultdict(list)
     for f in files.data:
@@ -91,4 +106,6 @@ def plan_rewrite(files: SnapshotFiles, properties: dict[str, str], *, partitions
         partitions=keys,
         sequence_numbers=[max(contributors[k]) for k in keys],
         skipped=skipped,
+        format_version=files.format_version,
+        dangling_dvs=[dv for dv in files.deletion_vectors if (not wanted or dv.partition_path in wanted) and dv.referenced_data_file not in data_by_path],
     )

@@ -12,26 +12,23 @@ from __future__ import annotations
 
 import structlog
 
+from maintenance.errors import ConflictError
 from maintenance.jobs.context import JobContext
+from maintenance.jobs.deletion_vectors import NewDeletes, build_dvs
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.publish import Change
 from maintenance.jobs.rewrite.plan import RewritePlan
 from maintenance.jobs.spec import SCAN_BYTES_PER_S
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.errors import java_errors
-from maintenance.spark.file_rows import (
-    FIELD_ID,
-    check_complete,
-    observed,
-    read_file_rows,
-    row_counts,
-)
+from maintenance.spark.file_rows import observed
 from maintenance.spark.java_files import JavaFiles
 from maintenance.spark.jvm import JavaObject
 from maintenance.spark.position_delete_writer import write_position_deletes
+from maintenance.spark.position_entries import live_position_entries
 from maintenance.spark.rewrites import delete_file_rewrite
+from maintenance.spark.validators import all_of, no_new_dvs_for, still_live
 from maintenance.table.health import TableHealth
-from maintenance.table.position_deletes import DELETE_FILE_PATH_ID, DELETE_POS_ID
 
 log = structlog.get_logger(__name__)
 POSITION_BYTES = 48  # a (path, position) entry as Spark handles it
@@ -39,6 +36,8 @@ POSITION_BYTES = 48  # a (path, position) entry as Spark handles it
 
 def run(ctx: JobContext, plan: RewritePlan) -> JobOutcome:
     assert ctx.metadata is not None
+    if plan.to_deletion_vectors:
+        return to_deletion_vectors(ctx, plan)
     records_read, records_live, records_kept, written = _combine(ctx, plan, ctx.staging_dir)
     change, added, bytes_written = _change(ctx, plan, written)
     snapshot_id = ctx.publish(change)
@@ -59,6 +58,50 @@ def run(ctx: JobContext, plan: RewritePlan) -> JobOutcome:
     )
 
 
+def to_deletion_vectors(ctx: JobContext, plan: RewritePlan) -> JobOutcome:
+    """Format 3: the planned v2 files' entries into one DV per data file they apply to
+    (merged with nothing else: a file with a DV is not reached by v2 files), the v2 files
+    and the dangling DVs out, in one commit. Entries are read on the driver, each file once
+    (`jobs.deletion_vectors`): v2 files in a v3 table are what was left from before an
+    upgrade, not a stream."""
+    assert ctx.metadata is not None
+    spark, table = ctx.spark, ctx.table.java
+    java_files = JavaFiles(spark, table, plan.snapshot_id)
+    removed = [*plan.deletes, *plan.dangling_dvs]
+    java_removed = java_files.delete_files({d.key for d in removed})
+    with_dv = {dv.referenced_data_file for dv in ctx.metadata.files.deletion_vectors}
+    new = {d.path: NewDeletes() for d in plan.data if d.path not in with_dv}  # v2 files no longer reach a file with a DV
+    java_data = java_files.data_files(set(new))
+    dvs = build_dvs(spark, table, ctx.metadata.table.io, ctx.metadata.files, new, java_data, ctx.run_id)
+    replaced = {d.key for d in dvs.replaced}
+    if replaced:  # a data file with a DV is not reached by v2 files: nothing can be merged into it
+        raise ConflictError(f"REWRITE found v2 position deletes applying to a data file that has a deletion vector ({sorted(replaced)[0]}); nothing was committed")
+    build = delete_file_rewrite(spark, plan.snapshot_id, [java_removed[d.key] for d in removed], dvs.added)
+    validate = all_of(
+        still_live(table.io(), plan.snapshot_id, set(new), removed, "REWRITE"),
+        no_new_dvs_for(table.io(), plan.snapshot_id, dvs.data_paths, "REWRITE"),
+    )
+    ctx.progress("deletion vectors written", deletion_vectors_added=len(dvs.added))
+    snapshot_id = ctx.publish(Change("REWRITE", build, validate))
+    records_read = sum(d.records for d in plan.deletes)
+    return JobOutcome(
+        COMMITTED,
+        snapshot_id=snapshot_id,
+        counters={
+            **plan.counters(),
+            "delete_files_removed": len(removed),
+            "deletion_vectors_added": len(dvs.added),
+            "deletion_vectors_removed": len(plan.dangling_dvs),
+            "deletion_vector_records_added": dvs.positions,
+            "deletion_vector_records_merged": dvs.merged_positions,
+            "position_delete_records_read": records_read,
+            "dangling_records_dropped": records_read - dvs.merged_positions,  # entries that applied to no live data file (or repeated one)
+            "bytes_written": dvs.bytes_written,
+            "snapshots_published": 1,
+        },
+    )
+
+
 def estimate(health: TableHealth) -> float:
     """Reads and writes every position."""
     return 3.0 + 2 * health.position_delete_records * POSITION_BYTES / SCAN_BYTES_PER_S
@@ -68,43 +111,16 @@ def _combine(ctx: JobContext, plan: RewritePlan, output_dir: str) -> tuple[int, 
     """Spark: read the entries, keep those that apply, write them by their data file's partition."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
-    from pyspark.sql import types as T
 
-    spark = ctx.spark
     part_ids = {key: i for i, key in enumerate(plan.partitions)}
-    schema = T.StructType([
-        T.StructField("file_path", T.StringType(), True, {FIELD_ID: DELETE_FILE_PATH_ID}),
-        T.StructField("pos", T.LongType(), True, {FIELD_ID: DELETE_POS_ID}),
-    ])
-    with java_errors("REWRITE scan"):
-        entries = read_file_rows(
-            spark, [d.path for d in plan.deletes], schema, index="s_idx",
-            attributes=[(i, d.seq, -1 if d.referenced_data_file else part_ids.get(d.partition_key, -1), d.referenced_data_file) for i, d in enumerate(plan.deletes)],
-            attribute_schema=T.StructType([
-                T.StructField("s_idx", T.IntegerType()), T.StructField("s_seq", T.LongType()),
-                T.StructField("s_part", T.IntegerType()), T.StructField("s_ref", T.StringType()),
-            ]),
-        )
-        read_obs, matched_obs, kept_obs = Observation(), Observation(), Observation()
-        unobserved = entries
-        entries = entries.observe(read_obs, F.count(F.lit(1)).alias("rows"), F.count("s_idx").alias("mapped"))
-        live = spark.createDataFrame(
-            [(d.path, d.seq, part_ids[d.partition_key]) for d in plan.data],
-            T.StructType([T.StructField("d_path", T.StringType()), T.StructField("d_seq", T.LongType()), T.StructField("d_part", T.IntegerType())]),
-        )
-        # The exact position-delete rule: readers match an entry to the data file with exactly
-        # its path, with a sequence number not above the delete file's, and either the delete
-        # file names that one data file or shares its partition.
-        applies = (entries.file_path == live.d_path) & (live.d_seq <= entries.s_seq)
-        applies = applies & ((entries.s_ref == live.d_path) | (entries.s_part == live.d_part))
-        live_entries = entries.join(F.broadcast(live), applies, "inner").select(F.col("d_part").alias("part"), "file_path", "pos")
-        kept = live_entries.observe(matched_obs, F.count(F.lit(1)).alias("rows")).distinct().observe(kept_obs, F.count(F.lit(1)).alias("rows"))
+    with java_errors("REWRITE scan"), live_position_entries(ctx.spark, ctx.table.java, plan.snapshot_id, plan.deletes, plan.data, part_ids) as entries:
+        matched_obs, kept_obs = Observation(), Observation()
+        kept = entries.frame.observe(matched_obs, F.count(F.lit(1)).alias("rows")).distinct().observe(kept_obs, F.count(F.lit(1)).alias("rows"))
         bytes_per_record = max(1.0, sum(d.size for d in plan.deletes) / max(1, sum(d.records for d in plan.deletes)))
         written = write_position_deletes(kept, "part", output_dir, max_records_per_file=max(1, int(plan.target_size / bytes_per_record)))
-        records_read = sum(d.records for d in plan.deletes)
-        check_complete("position delete", observed(read_obs, lambda: row_counts(unobserved, "s_idx")), records_read)
-        matched = observed(matched_obs, lambda: {"rows": live_entries.count()})["rows"]
-        kept_rows = observed(kept_obs, lambda: {"rows": live_entries.distinct().count()})["rows"]
+        records_read = entries.records_read()
+        matched = observed(matched_obs, lambda: {"rows": entries.frame.count()})["rows"]
+        kept_rows = observed(kept_obs, lambda: {"rows": entries.frame.distinct().count()})["rows"]
     return records_read, int(matched), int(kept_rows), written
 
 
