@@ -101,3 +101,27 @@ def test_a_daemon_merge_reads_each_manifest_once_while_evaluating_and_never_agai
     table = load_table(config, ref)
     assert table.metadata.current_snapshot_id == result.snapshot_id
     assert CACHE.manifests_read - before == manifests + len(table.current_snapshot().manifests(table.io))
+
+
+def test_nothing_outside_a_jobs_folder_and_the_registry_knows_the_job() -> None:
+    """A job is its folder and one registry line: no other module imports a job's package or
+    spells a job's name (the health measures `manifests`/`small_manifests` count manifests,
+    not the MANIFESTS job, and are the one allowed spelling)."""
+    import re
+
+    package = REPO / "maintenance"
+    allowed_literals = {('"manifests"', "maintenance/policy/triggers.py"), ('"manifests"', "maintenance/ui/pages.py")}
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(REPO).as_posix()
+        if relative == "maintenance/jobs/registry.py":
+            continue
+        text = "\n".join(re.sub(r"#.*", "", line) for line in path.read_text().splitlines())  # code, not comments
+        for name in registry.JOB_NAMES:
+            if relative.startswith(f"maintenance/jobs/{name}/"):
+                continue
+            imports = re.findall(rf"(?:from maintenance\.jobs\.{name}\b|from maintenance\.jobs import [^\n]*\b{name}\b|import maintenance\.jobs\.{name}\b)", text)
+            literals = [f'"{name}"'] * text.count(f'"{name}"') + [f"'{name}'"] * text.count(f"'{name}'")
+            found += [(relative, hit) for hit in imports]
+            found += [(relative, hit) for hit in literals if (hit, relative) not in allowed_literals]
+    assert found == []
