@@ -31,7 +31,7 @@ LOOKUPS = 5
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="1000000:100:identity,1000000:50:none", help="rows:commits:partitioning,...")
+    parser.add_argument("--sizes", default="1000000:100:identity,1000000:50:none", help="rows:commits:partitioning[:format version],...")
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--json-out")
@@ -40,23 +40,26 @@ def main() -> None:
     config, spark = fresh_embedded("compaction")
     # Warm-up, unmeasured: every contender once on a small table (the JVM's first run of any
     # code path is several times slower, and would count against whoever runs first).
-    measure_size(config, spark, 99, 20000, 10, "identity", args.partitions, 1)
+    sizes = [(int(rows), int(commits), partitioning, int(version[0]) if version else 2)
+             for rows, commits, partitioning, *version in (size.split(":") for size in args.sizes.split(","))]
+    for version in sorted({size[3] for size in sizes}):
+        measure_size(config, spark, 99 - version, 20000, 10, "identity", args.partitions, 1, version)
     results = []
-    for number, size in enumerate(args.sizes.split(",")):
-        rows, commits, partitioning = size.split(":")
-        results.append(measure_size(config, spark, number, int(rows), int(commits), partitioning, args.partitions, args.repeat))
+    for number, (rows, commits, partitioning, version) in enumerate(sizes):
+        results.append(measure_size(config, spark, number, rows, commits, partitioning, args.partitions, args.repeat, version))
         print_size(results[-1])
     write_json(args.json_out, {"repeat": args.repeat, "sizes": results})
 
 
-def measure_size(config, spark, number: int, rows: int, commits: int, partitioning: str, partitions: int, repeat: int) -> dict:  # type: ignore[no-untyped-def]
+def measure_size(config, spark, number: int, rows: int, commits: int, partitioning: str, partitions: int, repeat: int,  # type: ignore[no-untyped-def]
+                 format_version: int = 2) -> dict:
     from maintenance.catalogs import load_table, parse_table_ref
     from maintenance.spark.fingerprint import content_fingerprint
     from maintenance.workload.cdc import CdcOptions, run_cdc_workload
     from maintenance.workload.shape import TableShape
 
     shape = TableShape(partitioning, partitions if partitioning != "none" else 1, "single")
-    options = CdcOptions(rows=rows, commits=commits, update_ratio=0.05, delete_ratio=0.01, shape=shape, seed=7)
+    options = CdcOptions(rows=rows, commits=commits, update_ratio=0.05, delete_ratio=0.01, shape=shape, seed=7, format_version=format_version)
     refs = {name: parse_table_ref(f"bench{number}.{name}", config) for name in ("icemaint", "merge", "stock_data", "stock_pos")}
     started = time.perf_counter()
     for ref in refs.values():
@@ -95,7 +98,7 @@ def measure_size(config, spark, number: int, rows: int, commits: int, partitioni
     stages.append({"stage": "floor: the same rows compacted, no deletes", **reads(floor)})
     convert = {"key_mib": convert_run.get("key_bytes_scanned", 0) / 2**20, "delete_mib": convert_run.get("delete_bytes_scanned", 0) / 2**20,
                "data_mib": convert_run.get("data_bytes_scanned", 0) / 2**20}
-    return {"rows": rows, "commits": commits, "partitioning": partitioning, "partitions": shape.partitions, "expected_rows": expected.rows,
+    return {"rows": rows, "commits": commits, "partitioning": partitioning, "partitions": shape.partitions, "format_version": format_version, "expected_rows": expected.rows,
             "generate_s_per_table": generate_s, "jobs": jobs, "stages": stages, "convert": convert}
 
 
@@ -124,6 +127,7 @@ def delete_files(config, ref) -> dict:  # type: ignore[no-untyped-def]
 
     health = table_health(str(ref), load_table(config, ref), small_file_bytes=config.health.small_file_bytes)
     return {"data_files": health.data_files, "equality_delete_files": health.equality_delete_files, "position_delete_files": health.position_delete_files,
+            "deletion_vectors": health.deletion_vectors,
             "max_position_delete_files_per_partition": max((p.position_delete_files for p in health.partitions), default=0)}
 
 

@@ -1,10 +1,12 @@
 """`make bench`: run every benchmark and write docs/benchmarks.md.
 
-    .venv/bin/python benchmarks/report.py [--quick] [--out docs/benchmarks.md]
+    .venv/bin/python benchmarks/report.py [--quick] [--out docs/benchmarks.md] [--results-dir D] [--only NAME,...]
 
 Each benchmark runs in its own process (its own Spark) and hands its measurements back as
 JSON; this script only formats them. Ratios compare contenders measured in the same run.
-`--quick` runs small sizes, to check the pipeline.
+`--quick` runs small sizes, to check the pipeline. With `--results-dir`, the JSON files are
+kept there, and `--only` reruns the named benchmarks and formats them with the others'
+kept results (the document says which ran when).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ REPO = HERE.parent
 
 FULL = {
     "compaction": ["--sizes", "1000000:100:identity,1000000:50:none,3000000:200:bucket", "--repeat", "3"],
+    "compaction_v3": ["--sizes", "3000000:200:bucket:3", "--repeat", "3"],
     "compact": ["--rows", "1000000", "--commits", "500", "--partitions", "4", "--target-mib", "4", "--repeat", "3"],
     "scaling": ["--partitions", "500", "--commits", "20", "--rows", "1000000"],
     "manifests": ["--commits", "1000", "--rows", "200000", "--repeat", "3"],
@@ -32,9 +35,12 @@ FULL = {
     "planning": ["--tables", "200", "--repeat", "3"],
     "daemon_memory": ["--samples", "5"],
     "lease_throughput": ["--clients", "8", "--seconds", "10"],
+    "ui": ["--tables", "1000", "--repeat", "20", "--table-runs", "100"],
 }
+SCRIPTS = {"compaction_v3": "compaction"}  # entries run by another entry's script, with their own sizes
 QUICK = {
     "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1"],
+    "compaction_v3": ["--sizes", "20000:10:bucket:3", "--repeat", "1"],
     "compact": ["--rows", "20000", "--commits", "20", "--partitions", "2", "--target-mib", "0.05", "--repeat", "1"],
     "scaling": ["--partitions", "20", "--commits", "3", "--rows", "6000"],
     "manifests": ["--commits", "20", "--rows", "2000", "--repeat", "1"],
@@ -42,6 +48,7 @@ QUICK = {
     "planning": ["--tables", "5", "--repeat", "1"],
     "daemon_memory": ["--samples", "1"],
     "lease_throughput": ["--clients", "2", "--seconds", "2"],
+    "ui": ["--tables", "200", "--repeat", "3", "--table-runs", "30"],
 }
 
 
@@ -49,16 +56,28 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
+    parser.add_argument("--results-dir", help="keep each benchmark's JSON here (and its run time, in seconds.json)")
+    parser.add_argument("--only", help="comma-separated benchmarks to run; the others' results are read from --results-dir")
     args = parser.parse_args()
     plan = QUICK if args.quick else FULL
-    results, seconds = {}, {}
-    with tempfile.TemporaryDirectory(prefix="icemaint-bench-") as folder:
+    only = set(args.only.split(",")) if args.only else set(plan)
+    if only - set(plan) or (args.only and not args.results_dir):
+        parser.error(f"--only takes names from {', '.join(plan)}, with --results-dir")
+    with tempfile.TemporaryDirectory(prefix="icemaint-bench-") as scratch:
+        folder = Path(args.results_dir or scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        seconds_file = folder / "seconds.json"
+        seconds = json.loads(seconds_file.read_text()) if args.only and seconds_file.exists() else {}
+        results = {}
         for name, options in plan.items():
-            out = Path(folder) / f"{name}.json"
-            print(f"== {name} {' '.join(options)}", flush=True)
-            started = time.monotonic()
-            subprocess.run([sys.executable, str(HERE / f"{name}.py"), *options, "--json-out", str(out)], check=True, cwd=REPO)
-            seconds[name] = time.monotonic() - started
+            out = folder / f"{name}.json"
+            if name in only:
+                print(f"== {name} {' '.join(options)}", flush=True)
+                started = time.monotonic()
+                script = HERE / f"{SCRIPTS.get(name, name)}.py"
+                subprocess.run([sys.executable, str(script), *options, "--json-out", str(out)], check=True, cwd=REPO)
+                seconds[name] = time.monotonic() - started
+                seconds_file.write_text(json.dumps(seconds))
             results[name] = json.loads(out.read_text())
     text = render(results, seconds, plan, quick=args.quick)
     Path(args.out).write_text(text)
@@ -81,17 +100,22 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
               "Each job runs once per contender (each needs a fresh table). Full-scan and point-lookup times are medians of "
               f"{c['repeat']} runs; MiB read and written are the Spark JVM's Hadoop file-system counters around the job.",
               "Every contender's content was verified equal to the table's before maintenance."]
-    for size in c["sizes"]:
+    v3 = results.get("compaction_v3", {}).get("sizes", [])
+    if v3:
+        lines += ["", "The last table is written as format 3 (`benchmarks/compaction.py " + " ".join(plan["compaction_v3"]) + "`): the same "
+                  "change events, with deletion vectors where v2 writes position delete files; CONVERT writes one DV per data file."]
+    for size in [*c["sizes"], *v3]:
         stock = next(j for j in size["jobs"] if j["job"].startswith("stock rewrite_data_files"))
         layout = "unpartitioned" if size["partitioning"] == "none" else f"{size['partitions']} partitions ({size['partitioning']})"
-        lines += ["", f"### {size['rows']:,} change events, {size['commits']} commits, {layout}: {size['expected_rows']:,} rows", "",
+        version = size.get("format_version", 2)
+        lines += ["", f"### {size['rows']:,} change events, {size['commits']} commits, {layout}, format v{version}: {size['expected_rows']:,} rows", "",
                   "| job | s | × stock rewrite_data_files time | MiB read | MiB written | snapshots added | data files | equality deletes left | "
-                  "position deletes left (most in a partition) |",
-                  "|---|---|---|---|---|---|---|---|---|"]
+                  "position delete files left (most in a partition) | deletion vectors left |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for j in size["jobs"]:
             lines.append(f"| {j['job']} | {j['job_s']:.1f} | {j['job_s'] / stock['job_s']:.2f} | {j['mib_read']:.1f} | {j['mib_written']:.1f} | "
                          f"{j['snapshots_added']} | {j['data_files']} | {j['equality_delete_files']} | {j['position_delete_files']} "
-                         f"({j['max_position_delete_files_per_partition']}) |")
+                         f"({j['max_position_delete_files_per_partition']}) | {j.get('deletion_vectors', 0)} |")
         convert = next(j for j in size["jobs"] if j["job"] == "icemaint CONVERT")
         merge = next(j for j in size["jobs"] if j["job"] == "icemaint MERGE")
         needed = size["convert"]["key_mib"] + size["convert"]["delete_mib"]
@@ -99,11 +123,12 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
                   f"{convert['mib_read'] / needed:.1f}× the key columns of the files it scanned ({size['convert']['key_mib']:.1f} MiB of "
                   f"{size['convert']['data_mib']:.1f} MiB, by their column sizes) plus the equality delete files ({size['convert']['delete_mib']:.1f} MiB)."]
         before = size["stages"][0]
-        lines += ["", "| table state | full scan s | × before | point lookup ms | × before | equality / position delete files |", "|---|---|---|---|---|---|"]
+        lines += ["", "| table state | full scan s | × before | point lookup ms | × before | equality / position delete files / DVs |", "|---|---|---|---|---|---|"]
         for s in size["stages"]:
             lines.append(f"| {s['stage']} | {s['scan_s']:.2f} | {s['scan_s'] / before['scan_s']:.2f} | {s['lookup_ms']:.0f} | "
-                         f"{s['lookup_ms'] / before['lookup_ms']:.2f} | {s['equality_delete_files']} / {s['position_delete_files']} |")
+                         f"{s['lookup_ms'] / before['lookup_ms']:.2f} | {s['equality_delete_files']} / {s['position_delete_files']} / {s.get('deletion_vectors', 0)} |")
 
+    lines += format_3_summary(c["sizes"], v3)
     lines += compact_section(results["compact"], plan["compact"])
     lines += scaling_section(results["scaling"], plan["scaling"])
     lines += manifests_section(results["manifests"], plan["manifests"])
@@ -139,7 +164,25 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
         ["scenario", "cycles/s", "refused/s", "p50 ms", "p99 ms"],
         [[s["scenario"], f"{s['cycles_per_s']:.0f}", f"{s['refused_per_s']:.0f}", f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}"] for s in lt["scenarios"]],
     )
+    lines += ui_section(results["ui"], plan["ui"])
     return "\n".join(lines) + "\n"
+
+
+def ui_section(u: dict, options: list[str]) -> list[str]:
+    """The status page: render times from the cached evaluation, against the issue's goal."""
+    return section(
+        "Status page from the cached health",
+        f"The overview of {u['tables']:,} tables and one table's page, timed through `StatusPages.handle` (what the HTTP server calls; one row over HTTP), "
+        f"medians of {u['repeat']} views after one unmeasured (`benchmarks/ui.py {' '.join(options)}`); the goal is under {u['goal_ms'] / 1000:g} s. "
+        "How the health is cached: the overview never reads table metadata. It renders from a snapshot of the latest evaluation (every table's "
+        "health counters, reader cost and the planner's decisions, without per-partition health or plans), which the daemon publishes after each "
+        "evaluation and `icemaint ui` makes in a background thread, refreshed after `--refresh` while the stale one is still shown with its age "
+        f"(publishing it took {u['publish_ms']:.0f} ms here). Runs and leases are read from the state database at every view: {u['runs']:,} runs "
+        f"and {u['leases_held']} held leases, {u['state']}. A table's own page reads that table's metadata now.",
+        ["page", "median ms", "max ms", "KiB", "under the goal"],
+        [[p["page"], f"{p['median_ms']:.1f}", f"{p['max_ms']:.1f}", f"{p['kib']:.0f}", "yes" if p["max_ms"] < u["goal_ms"] else "**no**"]
+         for p in u["pages"]],
+    )
 
 
 def compact_section(c: dict, options: list[str]) -> list[str]:
@@ -203,6 +246,21 @@ def section(title: str, note: str, header: list[str], rows: list[list[str]]) -> 
     """A `##` section: a note, then a table."""
     lines = ["", f"## {title}", "", note, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def format_3_summary(v2_sizes: list[dict], v3_sizes: list[dict]) -> list[str]:
+    """Full-scan time of the same change events written as format 2 and as format 3."""
+    lines: list[str] = []
+    for size in v3_sizes:
+        twin = next((t for t in v2_sizes if (t["rows"], t["commits"], t["partitioning"]) == (size["rows"], size["commits"], size["partitioning"])), None)
+        if twin is None:
+            continue
+        lines += ["", f"### Format 2 beside format 3: {size['rows']:,} change events, {size['commits']} commits, {size['partitioning']}", "",
+                  "| full scan s | format 2 | format 3 |", "|---|---|---|"]
+        for label, stage in (("before maintenance", "before maintenance"), ("after CONVERT", "after icemaint CONVERT"), ("after MERGE", "after icemaint MERGE")):
+            found = [next(s["scan_s"] for s in t["stages"] if s["stage"] == stage) for t in (twin, size)]
+            lines.append(f"| {label} | {found[0]:.2f} | {found[1]:.2f} |")
+    return lines
 
 
 def machine() -> dict[str, str]:
