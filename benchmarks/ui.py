@@ -19,13 +19,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 import urllib.request
 import uuid
+from pathlib import Path
 from typing import Any
 
 from common import write_json
@@ -36,28 +37,12 @@ JOBS = ("merge", "expire", "orphans", "merge", "convert")  # each table's run hi
 
 def generated_evaluation(tables: int) -> Any:
     """An evaluation of `tables` tables with random health counters, as the daemon would
-    publish one; every 50th table's newest merge will have failed (set by `record_history`)."""
-    from maintenance.schedule.cycle import Evaluation
-    from maintenance.schedule.planner import Decision, reader_cost
-    from maintenance.table.health import PartitionHealth, TableHealth
+    publish one (the status page tests' generator); every 50th table's newest merge will
+    have failed (set by `record_history`)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.generated_evaluation import generated_evaluation as generate
 
-    rng = random.Random(19)
-    evaluation = Evaluation()
-    for i in range(tables):
-        name = f"lake.ns{i % 25}.table_{i:04d}"
-        parts = [PartitionHealth(partition=f"day={d}", data_files=rng.randint(1, 40), data_bytes=rng.randint(1, 10) * 2**27,
-                                 equality_delete_files=rng.randint(0, 30), position_delete_files=rng.randint(0, 30), data_records=10_000)
-                 for d in range(3)]
-        health = TableHealth(table=name, format_version=2, current_snapshot_id=i, snapshots=rng.randint(1, 400), partitions=parts,
-                             data_files=sum(p.data_files for p in parts), data_bytes=sum(p.data_bytes for p in parts),
-                             equality_delete_files=sum(p.equality_delete_files for p in parts),
-                             position_delete_files=sum(p.position_delete_files for p in parts), small_data_files=rng.randint(0, 50))
-        evaluation.health[name] = health
-        cost = reader_cost(health)
-        policy = ("default", "streaming-cdc", "batch-gdpr")[i % 3]
-        for job, due in (("merge", i % 4 == 0), ("expire", False), ("orphans", i % 7 == 0)):
-            evaluation.decisions.append(Decision(name, job, due, "equality_delete_files 12 >= 1" if due else "ran 42s ago (every 600s)", policy, cost, 12.0))
-    return evaluation
+    return generate([f"lake.ns{i % 25}.table_{i:04d}" for i in range(tables)])
 
 
 def record_history(state: Any, names: list[str]) -> tuple[int, int]:

@@ -13,6 +13,7 @@ import time
 import urllib.request
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -239,24 +240,37 @@ def test_a_state_database_cut_turns_healthz_503_and_its_return_200(tmp_path: Pat
         process = start_daemon(config_path, log)
         try:
             wait_for(lambda: healthz(port)[0] == 200, 90, "the daemon to be healthy", [log])
-            proxy.stop()
-            cut = time.monotonic()
-            status, body = wait_for(lambda: (lambda r: r if r[0] == 503 else None)(healthz(port)), 30, "503 after the cut", [log])
-            assert time.monotonic() - cut <= 2 * 2 + 1 and body.startswith("state: failing"), body
-            assert_only_failures_counted_meanwhile(port, 'icemaint_evaluation_failures_total{cause="state"}', [log])
-            ok_during_cut = metric(port, EVALUATIONS_OK)
-            proxy.start()
-            back = time.monotonic()
-            wait_for(lambda: healthz(port)[0] == 200, 30, "200 after the return", [log])
-            assert time.monotonic() - back <= 2 * 2 + 1
-            wait_for(lambda: metric(port, EVALUATIONS_OK) > ok_during_cut, 30, "evaluations counted ok again", [log])
-            assert metric(port, 'icemaint_dependency_up{dependency="state"}') == 1.0
+            cut_then_restored(proxy, port, log, "state", 'icemaint_dependency_up{dependency="state"}')
         finally:
             proxy.stop()
             stop_daemon(process, log)
         text = log.read_text()
         assert "Traceback" not in text, text[-3000:]
         assert text.count('"dependency failing"') == 1 and text.count('"dependency works again"') == 1, text[-3000:]
+
+
+def cut_then_restored(proxy: TcpProxy, port: int, log: Path, dependency: str, up_metric: str, while_cut: Callable[[], None] = lambda: None) -> None:
+    """Cut the proxy: /healthz turns 503 naming `dependency` (one line) within two intervals
+    and only failures by its cause are counted; restore it: 200 again within two intervals,
+    evaluations counted ok again and `up_metric` 1."""
+    proxy.stop()
+    cut = time.monotonic()
+    _, body = wait_for(lambda: (lambda r: r if r[0] == 503 else None)(healthz(port)), 30, "503 after the cut", [log])
+    assert time.monotonic() - cut <= 2 * 2 + 1 and body.startswith(f"{dependency}: failing") and "\n" not in body.strip(), body
+    cause = dependency.split(":")[0]
+    assert_only_failures_counted_meanwhile(port, f'icemaint_evaluation_failures_total{{cause="{cause}"}}', [log])
+    while_cut()
+    ok_during_cut = metric(port, EVALUATIONS_OK)
+    proxy.start()
+    back = time.monotonic()
+    wait_for(lambda: healthz(port)[0] == 200, 30, "200 after the return", [log])
+    assert time.monotonic() - back <= 2 * 2 + 1
+    wait_for(lambda: metric(port, EVALUATIONS_OK) > ok_during_cut, 30, "evaluations counted ok again", [log])
+    assert metric(port, up_metric) == 1.0
+
+
+def assert_metrics(port: int, expected: dict[str, float]) -> None:
+    assert {sample: metric(port, sample) for sample in expected} == expected
 
 
 def assert_only_failures_counted_meanwhile(port: int, failures: str, logs: list[Path]) -> None:
@@ -291,19 +305,8 @@ def test_a_catalog_cut_turns_healthz_503_naming_it_and_its_return_200(tmp_path: 
         process = start_daemon(config_path, log)
         try:
             wait_for(lambda: healthz(port)[0] == 200 and metric(port, remote_up) == 1.0, 90, "the daemon to list both catalogs", [log])
-            proxy.stop()
-            cut = time.monotonic()
-            status, body = wait_for(lambda: (lambda r: r if r[0] == 503 else None)(healthz(port)), 30, "503 after the cut", [log])
-            assert time.monotonic() - cut <= 2 * 2 + 1 and body.startswith("catalog:remote: failing") and "\n" not in body.strip(), body
-            assert_only_failures_counted_meanwhile(port, 'icemaint_evaluation_failures_total{cause="catalog"}', [log])
-            assert (metric(port, remote_up), metric(port, local_up), metric(port, 'icemaint_dependency_up{dependency="state"}')) == (0.0, 1.0, 1.0)
-            ok_during_cut = metric(port, EVALUATIONS_OK)
-            proxy.start()
-            back = time.monotonic()
-            wait_for(lambda: healthz(port)[0] == 200, 30, "200 after the return", [log])
-            assert time.monotonic() - back <= 2 * 2 + 1
-            wait_for(lambda: metric(port, EVALUATIONS_OK) > ok_during_cut, 30, "evaluations counted ok again", [log])
-            assert metric(port, remote_up) == 1.0
+            only_remote_down = lambda: assert_metrics(port, {remote_up: 0.0, local_up: 1.0, 'icemaint_dependency_up{dependency="state"}': 1.0})  # noqa: E731
+            cut_then_restored(proxy, port, log, "catalog:remote", remote_up, only_remote_down)
         finally:
             proxy.stop()
             code = stop_daemon(process, log)

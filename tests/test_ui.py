@@ -47,6 +47,7 @@ from maintenance.table.health import table_health
 from maintenance.ui.pages import MAX_PER_PAGE, Response, StatusPages
 from maintenance.ui.status import DAEMON_SOURCE, StatusCache
 from tests.conftest import CdcFactory
+from tests.generated_evaluation import generated_evaluation
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 REPO = Path(__file__).resolve().parents[1]
@@ -429,32 +430,6 @@ def crawl(pages: StatusPages, url: str, rel: str = "next") -> list[Rendered]:
     return found
 
 
-def _evaluation(names: list[str], seed: int = 19) -> Evaluation:
-    """An evaluation of generated health counters (three partitions each), as the daemon
-    publishes it after evaluating real tables; its decisions make some jobs due."""
-    import random
-
-    from maintenance.schedule.planner import Decision
-    from maintenance.table.health import PartitionHealth, TableHealth
-
-    rng = random.Random(seed)
-    evaluation = Evaluation()
-    for i, name in enumerate(names):
-        parts = [PartitionHealth(partition=f"day={d}", data_files=rng.randint(1, 40), data_bytes=rng.randint(1, 10) * 2**27,
-                                 equality_delete_files=rng.randint(0, 30), position_delete_files=rng.randint(0, 30), data_records=10_000)
-                 for d in range(3)]
-        health = TableHealth(table=name, format_version=2, current_snapshot_id=i, snapshots=rng.randint(1, 400), partitions=parts,
-                             data_files=sum(p.data_files for p in parts), data_bytes=sum(p.data_bytes for p in parts),
-                             equality_delete_files=sum(p.equality_delete_files for p in parts), position_delete_files=sum(p.position_delete_files for p in parts),
-                             small_data_files=rng.randint(0, 50))
-        evaluation.health[name] = health
-        cost = reader_cost(health)
-        policy = ("default", "streaming-cdc", "batch-gdpr")[i % 3]
-        for job, due in (("merge", i % 4 == 0), ("expire", False), ("orphans", i % 7 == 0)):
-            evaluation.decisions.append(Decision(name, job, due, "equality_delete_files 12 >= 1" if due else "ran 42s ago (every 600s)", policy, cost, 12.0))
-    return evaluation
-
-
 def ranked(evaluation: Evaluation, failing: set[str]) -> list[str]:
     """The overview's order, worked out from the health: failing tables first, then the
     rest, each part by reader cost (costliest first, then by name)."""
@@ -472,7 +447,7 @@ def published(config: Config, state: StateStore, evaluation: Evaluation) -> Stat
 def test_the_overview_shows_50_tables_a_page_and_links_every_page_once(config: Config, state: StateStore) -> None:
     tag = uuid.uuid4().hex[:6]
     names = [f"lake.{('east', 'west')[i % 2]}_{tag}.t{i:03d}" for i in range(120)]
-    evaluation = _evaluation(names)
+    evaluation = generated_evaluation(names)
     failing = set(names[::40])  # their newest merge failed: listed first, whatever they cost
     for name in failing:
         record_run(state, name, "merge", "failed", error="boom")
@@ -567,7 +542,7 @@ def _thousand_tables(config: Config, state: StateStore) -> Evaluation:
     from maintenance.state.schema import RunRow
 
     names = [f"lake.ns{i % 25}.table_{i:04d}" for i in range(1000)]
-    evaluation = _evaluation(names)
+    evaluation = generated_evaluation(names)
     rows = []
     now_ms = int(time.time() * 1000)
     for i, name in enumerate(names):
