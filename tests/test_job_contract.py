@@ -5,14 +5,19 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from maintenance.catalogs import TableRef
+from maintenance.cli.jobs import job_command, options_from_flags
 from maintenance.jobs import registry
 from maintenance.jobs.counters import undocumented
+from maintenance.jobs.options import Choice, Duration, Flag, Fraction, Integer, Kind, OptionSpec, Ratio, Size, Strings
 from maintenance.jobs.outcome import COMMITTED, NOOP
 from maintenance.jobs.reference import jobs_markdown
 from maintenance.jobs.runner import run_job
+from maintenance.jobs.spec import JobSpec
 from maintenance.policy.loader import PolicyError, load_policy_file
 from maintenance.policy.resolve import policy_for
 from tests.conftest import CdcFactory
@@ -38,24 +43,110 @@ def test_docs_cli_md_is_generated_from_the_registry() -> None:
     assert (REPO / "docs" / "cli.md").read_text().strip() == jobs_markdown().strip(), "run: icemaint jobs --markdown > docs/cli.md"
 
 
-@pytest.mark.parametrize(
-    ("policy_value", "property_value", "flag_value", "error"),
-    [("0", "0", "0", "must be an integer of at least 1"), ("soon", "soon", "soon", "not a duration")],
-)
-def test_a_flag_a_policy_key_and_a_table_property_share_one_parser(tmp_path: Path, capsys, config, cdc_table: CdcFactory,
-                                                                   policy_value: str, property_value: str, flag_value: str, error: str) -> None:
-    key, flag = ("min_snapshots_to_keep", "--retain-last") if "integer" in error else ("max_snapshot_age", "--older-than")
+# -- one parser: every option of every job, as a flag, a policy key and a table property ----
+REF = TableRef("local", ("tests",), "contract")
+OPTIONS = [(spec, option) for spec in registry.JOBS for option in spec.option_specs()]
+
+
+def samples(kind: Kind) -> tuple[list[str], list[str]]:
+    """Valid and invalid texts of a kind, derived from its own bounds so a new option is
+    covered as soon as it is declared; a new kind fails here until it gives its samples.
+    The invalid ones are invalid whether YAML reads them as text or as a typed scalar."""
+    if isinstance(kind, Integer):
+        low = kind.minimum
+        return [str(low), f" {low + 41} ", f"+{low + 1}", f"0{low + 16}"], [str(low - 1), f"{low + 1}.5", "many", ""]
+    if isinstance(kind, Duration):
+        return ["90m", "2h", "5400", " 3d "], ["soon", "-5", "5 parsecs", ""]
+    if isinstance(kind, Size):
+        return ["512MiB", "1048576", "64m", "1.5KiB"], ["0", "-1", "0.5", "lots", ""]
+    if isinstance(kind, Fraction):
+        return ["0.5", ".25", "1", "1e-1"], ["0", "1.5", "inf", "half", ""]
+    if isinstance(kind, Ratio):
+        return [f"{kind.above + 0.5:g}", f" {kind.above + 2:g} "], [f"{kind.above:g}", "inf", "x", ""]
+    if isinstance(kind, Flag):
+        return ["true", "FALSE"], ["maybe", "2", ""]
+    if isinstance(kind, Strings):
+        return ["a", "a,b", " a , b ", "123", ""], ["a,,b", "a,"]
+    if isinstance(kind, Choice):
+        return [*kind.choices, f" {kind.choices[0]} "], ["bogus", kind.choices[0].upper() + "!", ""]
+    pytest.fail(f"no sample values for the kind {type(kind).__name__}: add them to samples()")
+
+
+def policy_text(job: str = "", key: str = "", literal: str = "") -> str:
+    """A policy giving every job a schedule, and `job` the option `key` as the YAML `literal`."""
+    lines = ["name: p", "jobs:"]
+    for name in registry.JOB_NAMES:
+        lines += [f"  {name}:", "    every: 1h"]
+        if name == job:
+            *heads, leaf = key.split(".")
+            lines += ["    " + "  " * depth + f"{head}:" for depth, head in enumerate(heads)]
+            lines.append("    " + "  " * len(heads) + f"{leaf}: {literal}")
+    return "\n".join(lines) + "\n"
+
+
+def from_policy(tmp_path: Path, spec: JobSpec, option: OptionSpec, literal: str) -> Any:
     path = tmp_path / "p.yaml"
-    path.write_text(f"name: p\njobs:\n  expire:\n    every: 1h\n    retention:\n      {key}: {policy_value}\n")
-    with pytest.raises(PolicyError, match=error):
-        load_policy_file(path)
-    good = tmp_path / "good.yaml"
-    good.write_text("name: good\njobs:\n  expire:\n    every: 1h\n")
-    ref, _, _ = cdc_table(rows=100, commits=1)
-    with pytest.raises(PolicyError, match=error):
-        policy_for(ref, {f"icemaint.expire.retention.{key}": property_value}, [load_policy_file(good)])
-    code, _, err = in_process(capsys, "expire", str(ref), flag, flag_value)
-    assert code == 2 and error in err
+    path.write_text(policy_text(spec.name, option.policy_key or "", literal))
+    return getattr(load_policy_file(path).jobs[spec.name].options, option.name)
+
+
+def from_property(tmp_path: Path, spec: JobSpec, option: OptionSpec, text: str) -> Any:
+    path = tmp_path / "base.yaml"
+    path.write_text(policy_text())
+    table = policy_for(REF, {f"icemaint.{spec.name}.{option.policy_key}": text}, [load_policy_file(path)])
+    return getattr(table.jobs[spec.name].options, option.name)
+
+
+def from_flags(spec: JobSpec, option: OptionSpec, args: list[str]) -> Any:
+    """The option's value as the job's command reads `args` (click's parsing, then the CLI's)."""
+    context = job_command(spec).make_context(spec.name, [str(REF), *args])
+    names = {o.name for o in spec.option_specs()}
+    return getattr(options_from_flags(spec, {k: v for k, v in context.params.items() if k in names}), option.name)
+
+
+def flag_args(option: OptionSpec, text: str) -> list[str] | None:
+    """`text` as the flag's arguments; None where a flag cannot carry it (a boolean flag
+    only says true by being there)."""
+    assert option.flag is not None
+    if isinstance(option.kind, Flag):
+        return [option.flag] if text.strip().lower() == "true" else None
+    return [option.flag, text]
+
+
+@pytest.mark.parametrize(("spec", "option"), OPTIONS, ids=[f"{spec.name}.{option.name}" for spec, option in OPTIONS])
+def test_a_flag_a_policy_key_and_a_table_property_share_one_parser(tmp_path: Path, capsys: pytest.CaptureFixture[str], config,
+                                                                   spec: JobSpec, option: OptionSpec) -> None:
+    """Every option of every registered job: the same text as a flag, a table property and
+    a (quoted) YAML value gives the same typed value, which YAML also takes as a typed
+    scalar or list; a bad text is refused by all three in one line naming its source."""
+    valid, invalid = samples(option.kind)
+    compared = 0
+    for text in valid:
+        found = {}
+        if option.flag is not None and (args := flag_args(option, text)) is not None:
+            found["flag"] = from_flags(spec, option, args)
+            if option.repeatable and "," in text:  # a flag given once per item
+                found["flags"] = from_flags(spec, option, [arg for part in text.split(",") for arg in (option.flag, part)])
+        if option.policy_key is not None:
+            found["property"] = from_property(tmp_path, spec, option, text)
+            found["yaml text"] = from_policy(tmp_path, spec, option, json.dumps(text))
+            typed = found["property"]
+            found["yaml typed"] = from_policy(tmp_path, spec, option, json.dumps(list(typed) if isinstance(typed, tuple) else typed))
+        assert len(set(found.values())) <= 1, (text, found)
+        compared += len(found)
+    assert compared, "no source could give this option a value"
+    for text in invalid:
+        if option.flag is not None and (args := flag_args(option, text)) is not None:
+            code, _, err = in_process(capsys, spec.name, str(REF), *args)
+            assert code == 2 and err.startswith(f"icemaint: error: option {option.flag}: ") and err.count("\n") == 1, (text, err)
+        if option.policy_key is not None:
+            with pytest.raises(PolicyError) as refused:
+                from_property(tmp_path, spec, option, text)
+            assert f"table {REF}: icemaint.{spec.name}.{option.policy_key}: " in str(refused.value) and "\n" not in str(refused.value)
+            for literal in (json.dumps(text), text) if text else (json.dumps(text),):  # a bare `key:` is YAML's null: the default
+                with pytest.raises(PolicyError) as refused:
+                    from_policy(tmp_path, spec, option, literal)
+                assert str(refused.value).startswith(f"{tmp_path / 'p.yaml'}:") and f"jobs.{spec.name}.{option.policy_key}: " in str(refused.value), (literal, refused.value)
 
 
 def test_every_counter_a_job_reports_is_described(spark, config, cdc_table: CdcFactory) -> None:

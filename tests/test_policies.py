@@ -121,3 +121,21 @@ def test_selection_by_priority_globs_and_explicit_name(tmp_path: Path) -> None:
     assert policy_for(REF, {}, policies).policy == "high"
     assert policy_for(TableRef("local", ("cdc_x",), "customers"), {}, policies).policy == "low"
     assert policy_for(REF, {"icemaint.policy": "low"}, policies).policy == "low"
+
+
+def test_a_table_property_is_read_as_its_text_not_as_yaml(tmp_path: Path) -> None:
+    """A property reaches its check as the string it is, as a flag's value would: `123` is a
+    column name, `017` is 17; YAML 1.1's readings (`0x10` is 16, `no` is false) do not apply."""
+    write(tmp_path, "p.yaml", GOOD.replace('["a*"]', '"*"') + "  compact:\n    every: 1h\n  expire:\n    every: 1d\n")
+    policies = load_policies(tmp_path)
+    props = {"icemaint.compact.zorder_columns": "123", "icemaint.compact.min_input_files": "017", "icemaint.expire.retention.checkpoint_keys": "1.5",
+             "icemaint.merge.enabled": "FALSE", "icemaint.merge.when.delete_ratio": "5e-2"}
+    table = policy_for(REF, props, policies)
+    assert table.jobs["compact"].options.zorder_columns == ("123",) and table.jobs["compact"].options.min_input_files == 17
+    assert table.jobs["expire"].options.checkpoint_keys == ("1.5",)
+    assert table.jobs["merge"].enabled is False and table.jobs["merge"].triggers["delete_ratio"] == 0.05
+    for key, text, needle in [("compact.min_input_files", "0x10", "must be an integer"), ("merge.enabled", "no", "must be true or false"),
+                              ("merge.when.delete_ratio", "0x1", "must be a non-negative number"), ("compact.zorder_columns", "a,,b", "an empty item")]:
+        with pytest.raises(PolicyError) as error:
+            policy_for(REF, {f"icemaint.{key}": text}, policies)
+        assert str(error.value).startswith(f"table {REF}: icemaint.{key}: ") and needle in str(error.value), str(error.value)

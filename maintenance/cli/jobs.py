@@ -3,11 +3,11 @@ from the job's options; and `icemaint jobs`, which lists them all."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from maintenance.cli.main import AppContext, pass_app
 from maintenance.cli.output import emit_json, emit_rows, report
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import EXIT_FAILED, EXIT_OK
@@ -15,6 +15,9 @@ from maintenance.jobs import registry
 from maintenance.jobs.options import Flag, OptionSpec
 from maintenance.jobs.reference import jobs_json, jobs_markdown
 from maintenance.jobs.spec import JobSpec
+
+if TYPE_CHECKING:
+    from maintenance.cli.main import AppContext
 
 COMMON_HELP = {
     "dry_run": "Plan and report; change nothing.",
@@ -47,14 +50,23 @@ def _flag(option: OptionSpec) -> click.Option:
     return click.Option([option.flag, option.name], multiple=option.repeatable, default=None, metavar=metavar, help=option.help + default_text)
 
 
+def options_from_flags(spec: JobSpec, values: Mapping[str, Any]) -> Any:
+    """The job's options from its flags as click passes them (by field name): a flag's
+    string, or a repeatable flag's strings, meet the option's `Kind.parse`, the very
+    function a table property's string meets; a flag not given leaves the default."""
+    given = {name: value for name, value in values.items() if value is not None and value != ()}
+    return spec.parse_options(given)
+
+
 def job_command(spec: JobSpec) -> click.Command:
     """The command of one job: TABLE, the common flags, and the job's own."""
+    from maintenance.cli.main import pass_app  # here, not above: main imports this module while registering commands
+
     own = [o for o in spec.option_specs() if o.flag is not None]
 
     @pass_app
     def callback(app: AppContext, table: str, dry_run: bool, verify: bool, as_json: bool, **values: Any) -> int:
-        raw = {name: value for name, value in values.items() if value is not None and value != ()}
-        options = spec.parse_options(raw)
+        options = options_from_flags(spec, values)
         return run_and_report(app, table, spec, options, dry_run=dry_run, verify=verify, as_json=as_json)
 
     params: list[click.Parameter] = [

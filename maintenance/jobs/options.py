@@ -5,7 +5,8 @@ kind (how a value is read and checked), a help text, the policy key it has under
 `jobs.<job>` (so also the table property `icemaint.<job>.<key>`) and its command-line
 flag. The CLI's flags, the policy loader's checks and `icemaint jobs` are all generated
 from those declarations, and every value, whether YAML, a table property's string, a
-command-line string or a Python value, goes through the same `Kind.parse`.
+command-line string or a Python value, goes through the same `Kind.parse`; every string
+(a property's, a flag's, a quoted YAML value) through the same `Kind.parse_text`.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, final
 
 from maintenance.durations import format_duration, parse_duration
 from maintenance.errors import UsageError
 
 T = TypeVar("T")
+_INTEGER_TEXT = re.compile(r"^\s*[+-]?[0-9]+\s*$")
+_NUMBER_TEXT = re.compile(r"^\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*$")
 _SIZE = re.compile(r"^\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>b|kib|mib|gib|tib|kb|mb|gb|tb|k|m|g|t)?\s*$", re.IGNORECASE)
 _SIZE_UNITS = {"b": 1, "k": 1024, "kib": 1024, "kb": 1000, "m": 1024**2, "mib": 1024**2, "mb": 1000**2, "g": 1024**3, "gib": 1024**3,
                "gb": 1000**3, "t": 1024**4, "tib": 1024**4, "tb": 1000**4}
@@ -40,11 +43,26 @@ class OptionCheckError(UsageError):
 
 @dataclass(frozen=True)
 class Kind:
-    """How values of one kind are read, checked, and shown."""
+    """How values of one kind are read, checked, and shown.
+
+    Every source meets `parse`, which sends a string, whatever carried it, to `parse_text`:
+    a table property (always a string), a command-line flag's value, a quoted YAML value.
+    So a property and a flag given the same text give the same value or the same error.
+    Anything else (YAML's typed scalars and lists, Python values) goes to `parse_value`.
+    Each kind's docstring says which strings it takes; a flag given several times (a
+    repeatable flag) is a list of strings, read as `Strings` reads a YAML list.
+    """
 
     name: str  # as `icemaint jobs` shows the type
 
+    @final
     def parse(self, value: Any) -> Any:
+        return self.parse_text(value) if isinstance(value, str) else self.parse_value(value)
+
+    def parse_text(self, text: str) -> Any:
+        raise NotImplementedError
+
+    def parse_value(self, value: Any) -> Any:
         raise NotImplementedError
 
     def show(self, value: Any) -> Any:
@@ -54,35 +72,71 @@ class Kind:
 
 @dataclass(frozen=True)
 class Integer(Kind):
+    """An integer of at least `minimum`. Text: decimal digits with an optional sign, spaces
+    around allowed (`12`, `017` is 17); not `12.0`, `0x0c` or `1_000`, which a YAML 1.1
+    reading of a property would have taken. YAML: an integer, or a whole number (`12.0`)."""
+
     minimum: int = 0
 
-    def parse(self, value: Any) -> int:
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-            value = int(value.strip())
+    def parse_text(self, text: str) -> int:
+        if _INTEGER_TEXT.match(text) is None:
+            raise self._refuse(text)
+        return self.parse_value(int(text))
+
+    def parse_value(self, value: Any) -> int:
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < self.minimum:
-            raise OptionError(f"must be an integer of at least {self.minimum} (got {value!r})")
+            raise self._refuse(value)
         return value
 
+    def _refuse(self, value: Any) -> OptionError:
+        return OptionError(f"must be an integer of at least {self.minimum} (got {value!r})")
 
-def _as_number(value: Any) -> float | None:
-    """A real number from a YAML, property or flag value (booleans and NaN are not numbers)."""
-    if isinstance(value, bool):
+
+def _number_text(text: str) -> float | None:
+    """A decimal number (`0.5`, `.5`, `2`, `1e-3`); None for anything else, `inf`, `nan`,
+    `0x1` and `1_0` included (Python's `float` would take them, a flag would not)."""
+    return float(text) if _NUMBER_TEXT.match(text) else None
+
+
+def _number_value(value: Any) -> float | None:
+    """A YAML or Python number; booleans and NaN are not numbers."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
         return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if number != number else number
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Number(Kind):
+    """A real number of at least `minimum` (a health threshold). Text: a decimal number
+    (`0.05`, `.5`, `3`, `1e-3`). YAML: a number."""
+
+    minimum: float = 0.0
+
+    def parse_text(self, text: str) -> float:
+        return self._check(_number_text(text), text)
+
+    def parse_value(self, value: Any) -> float:
+        return self._check(_number_value(value), value)
+
+    def _check(self, number: float | None, value: Any) -> float:
+        if number is None or not self.minimum <= number < float("inf"):
+            raise OptionError(f"must be a number of at least {self.minimum:g} (got {value!r})")
+        return number
 
 
 @dataclass(frozen=True)
 class Fraction(Kind):
-    """A share in (0, 1]."""
+    """A share in (0, 1]. Text: a decimal number (`0.5`, `.25`, `1`, `1e-1`). YAML: a number."""
 
-    def parse(self, value: Any) -> float:
-        number = _as_number(value)
+    def parse_text(self, text: str) -> float:
+        return self._check(_number_text(text), text)
+
+    def parse_value(self, value: Any) -> float:
+        return self._check(_number_value(value), value)
+
+    def _check(self, number: float | None, value: Any) -> float:
         if number is None or not 0 < number <= 1:
             raise OptionError(f"must be a number above 0 and at most 1 (got {value!r})")
         return number
@@ -90,12 +144,18 @@ class Fraction(Kind):
 
 @dataclass(frozen=True)
 class Ratio(Kind):
-    """A number above a bound (e.g. a multiple of a target size, above 1)."""
+    """A finite number above a bound (e.g. a multiple of a target size, above 1). Text: a
+    decimal number. YAML: a number."""
 
     above: float = 0.0
 
-    def parse(self, value: Any) -> float:
-        number = _as_number(value)
+    def parse_text(self, text: str) -> float:
+        return self._check(_number_text(text), text)
+
+    def parse_value(self, value: Any) -> float:
+        return self._check(_number_value(value), value)
+
+    def _check(self, number: float | None, value: Any) -> float:
         if number is None or not self.above < number < float("inf"):
             raise OptionError(f"must be a number above {self.above:g} (got {value!r})")
         return number
@@ -103,9 +163,19 @@ class Ratio(Kind):
 
 @dataclass(frozen=True)
 class Duration(Kind):
-    """Seconds, written `90s`, `30m`, `12h`, `3d`, `2w` (a bare number is seconds)."""
+    """Seconds. Text: `90s`, `30m`, `12h`, `3d`, `2w`, `500ms`, or a bare number of seconds.
+    YAML: the same text, or a number of seconds."""
 
-    def parse(self, value: Any) -> float:
+    def parse_text(self, text: str) -> float:
+        return self._read(text)
+
+    def parse_value(self, value: Any) -> float:
+        number = _number_value(value)
+        if number is None:
+            raise OptionError(f"not a duration: {value!r} (use e.g. 90s, 30m, 12h, 3d, 2w)")
+        return self._read(number)
+
+    def _read(self, value: str | float) -> float:
         try:
             return parse_duration(value)
         except UsageError as exc:
@@ -117,15 +187,26 @@ class Duration(Kind):
 
 @dataclass(frozen=True)
 class Size(Kind):
-    """Bytes, written `512MiB`, `100GiB`, `64m` (binary units) or as a plain number."""
+    """Bytes, at least one. Text: a number with an optional unit, `512MiB`, `100GiB`, `64m`
+    (single letters are binary units; `kb`, `mb`... decimal) or plain bytes (`1048576`).
+    YAML: the same text, or a whole number of bytes."""
 
-    def parse(self, value: Any) -> int:
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-        match = _SIZE.match(str(value)) if isinstance(value, (str, float)) else None
-        if match is None or float(match["n"]) <= 0:
-            raise OptionError(f"not a size: {value!r} (use e.g. 512MiB, 100GiB, or bytes)")
-        return int(float(match["n"]) * _SIZE_UNITS[(match["unit"] or "b").lower()])
+    def parse_text(self, text: str) -> int:
+        match = _SIZE.match(text)
+        size = int(float(match["n"]) * _SIZE_UNITS[(match["unit"] or "b").lower()]) if match else 0
+        if size < 1:
+            raise self._refuse(text)
+        return size
+
+    def parse_value(self, value: Any) -> int:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise self._refuse(value)
+        return value
+
+    def _refuse(self, value: Any) -> OptionError:
+        return OptionError(f"not a size: {value!r} (use e.g. 512MiB, 100GiB, or bytes)")
 
     def show(self, value: Any) -> Any:
         if value is None:
@@ -139,35 +220,62 @@ class Size(Kind):
 
 @dataclass(frozen=True)
 class Flag(Kind):
-    def parse(self, value: Any) -> bool:
-        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-            return value.strip().lower() == "true"
+    """True or false. Text: `true` or `false`, in any case (not YAML 1.1's `yes`, `on`...).
+    YAML: a boolean. On the command line a boolean flag says true by being there."""
+
+    def parse_text(self, text: str) -> bool:
+        word = text.strip().lower()
+        if word not in ("true", "false"):
+            raise self._refuse(text)
+        return word == "true"
+
+    def parse_value(self, value: Any) -> bool:
         if not isinstance(value, bool):
-            raise OptionError(f"must be true or false (got {value!r})")
+            raise self._refuse(value)
         return value
+
+    def _refuse(self, value: Any) -> OptionError:
+        return OptionError(f"must be true or false (got {value!r})")
 
 
 @dataclass(frozen=True)
 class Strings(Kind):
-    """A list of non-empty strings; one string may hold several, comma-separated (table
-    properties are strings)."""
+    """A list of non-empty strings. Text: the items comma-separated, spaces around each
+    trimmed (`a, b`); a blank text is the empty list (so a table property can clear a
+    policy's list), an empty item between commas (`a,,b`) is an error. YAML: that text, or
+    a list whose items are each read as such a text and joined; a flag given several times
+    is that list (`--zorder-column a --zorder-column b,c` is `a, b, c`)."""
 
-    def parse(self, value: Any) -> tuple[str, ...]:
-        items = [value] if isinstance(value, str) else value
-        if not isinstance(items, (list, tuple)) or not all(isinstance(v, str) for v in items):
+    def parse_text(self, text: str) -> tuple[str, ...]:
+        if not text.strip():
+            return ()
+        items = tuple(part.strip() for part in text.split(","))
+        if not all(items):
+            raise OptionError(f"an empty item in {text!r} (items are comma-separated)")
+        return items
+
+    def parse_value(self, value: Any) -> tuple[str, ...]:
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             raise OptionError(f"must be a list of strings (got {value!r})")
-        found = tuple(part.strip() for item in items for part in item.split(",") if part.strip())
-        return found
+        return tuple(item for text in value for item in self.parse_text(text))
 
 
 @dataclass(frozen=True)
 class Choice(Kind):
+    """One of `choices`. Text: the choice as written (spaces around trimmed). YAML: that text."""
+
     choices: tuple[str, ...] = ()
 
-    def parse(self, value: Any) -> str:
-        if value not in self.choices:
-            raise OptionError(f"must be one of {', '.join(self.choices)} (got {value!r})")
-        return str(value)
+    def parse_text(self, text: str) -> str:
+        if text.strip() not in self.choices:
+            raise self._refuse(text)
+        return text.strip()
+
+    def parse_value(self, value: Any) -> str:
+        raise self._refuse(value)
+
+    def _refuse(self, value: Any) -> OptionError:
+        return OptionError(f"must be one of {', '.join(self.choices)} (got {value!r})")
 
 
 INTEGER_AT_LEAST_1 = Integer("integer >= 1", minimum=1)
@@ -176,6 +284,7 @@ SIZE = Size("size")
 FLAG = Flag("boolean")
 STRINGS = Strings("list of strings")
 FRACTION = Fraction("fraction (0, 1]")
+NON_NEGATIVE = Number("number >= 0")
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 The same checks apply to a table's `icemaint.` properties, which override the chosen
 policy key by key (`icemaint.merge.every=30m`, `icemaint.merge.when.delete_ratio=0.05`,
-`icemaint.expire.retention.max_snapshot_age=2d`, `icemaint.enabled=false`).
+`icemaint.expire.retention.max_snapshot_age=2d`, `icemaint.enabled=false`). A property is
+a string and reaches its check as that string, never re-read as YAML: a job option's text
+meets the option kind's `parse_text`, exactly as the same text given as a flag does.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from maintenance.durations import parse_duration
 from maintenance.errors import ConfigError, UsageError
 from maintenance.jobs import registry
 from maintenance.jobs.options import (
+    FLAG,
+    NON_NEGATIVE,
     SIZE,
     OptionCheckError,
     OptionError,
@@ -252,24 +256,13 @@ def overrides_from_properties(properties: dict[str, str]) -> tuple[dict[str, str
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
                 raise PolicyError(f"table property {key}: conflicts with another icemaint property")
-        node[parts[-1]] = _property_value(value)
+        node[parts[-1]] = value
     return own, nested
 
 
 def _is_bookkeeping(key: str) -> bool:
     """Properties under the prefix that icemaint writes itself (the lease epoch, the workload's shape)."""
     return key == EPOCH_PROPERTY or key.startswith(WORKLOAD_PREFIX)
-
-
-def _property_value(text: Any) -> Any:
-    """Table properties are strings; read them as YAML scalars would be (true, 12, 0.5)."""
-    if not isinstance(text, str):
-        return text
-    try:
-        value = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return text
-    return value if isinstance(value, (bool, int, float)) else text
 
 
 def deep_merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -293,15 +286,19 @@ def _known(raw: dict[str, Any], allowed: set[str], where: _Where) -> None:
 
 
 def _bool(value: Any, where: _Where) -> bool:
-    if not isinstance(value, bool):
-        raise where.error(f"must be true or false (got {value!r})")
-    return value
+    """A YAML boolean, or a property's `true`/`false` (the option kind's reading)."""
+    try:
+        return FLAG.parse(value)
+    except OptionError as exc:
+        raise where.error(str(exc)) from None
 
 
 def _number(value: Any, where: _Where) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise where.error(f"must be a non-negative number (got {value!r})")
-    return float(value)
+    """A YAML number, or a property's decimal text (the option kinds' reading)."""
+    try:
+        return NON_NEGATIVE.parse(value)
+    except OptionError:
+        raise where.error(f"must be a non-negative number (got {value!r})") from None
 
 
 def _duration(value: Any, where: _Where) -> float:
