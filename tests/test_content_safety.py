@@ -130,27 +130,34 @@ def _typed(value: Any) -> Any:
     return Decimal(value) if isinstance(value, str) else value
 
 
-def test_floating_point_keys_are_refused_by_convert_and_merged(spark, config: Config, tmp_path: Path) -> None:
-    """-0.0 and 0.0 are different keys to Iceberg and equal to Spark's join: CONVERT refuses
-    in one line; MERGE applies the deletes with Iceberg's own reader."""
+@pytest.mark.parametrize("job", ["convert", "merge"])
+def test_floating_point_keys_match_as_iceberg_matches_them(spark, config: Config, tmp_path: Path, job: str) -> None:
+    """-0.0 and 0.0 are different keys to Iceberg (and equal to a plain Spark join); NaN
+    matches NaN, but only where Iceberg's planner lets the delete reach the file: bounds
+    leave NaN out, so a NaN row in a file whose bounds miss the delete's stays visible."""
     ref = fresh_ref(config, "floats")
     create(spark, ref, "k DOUBLE, v STRING")
-    spark.sql(f"INSERT INTO {ref.spark_name} VALUES (0.0, 'zero'), (-0.0, 'minus zero'), (1.5, 'x'), (cast('NaN' as double), 'nan')")
-    commit_row_delta(spark, config, ref, equality_deletes=[{"k": -0.0}, {"k": 1.5}], equality_columns=("k",))
+    for rows in ([(0.0, "zero"), (-0.0, "minus zero"), (1.5, "x"), (float("nan"), "nan inside")],  # bounds [-0.0, 1.5]
+                 [(float("nan"), "nan outside"), (None, "null"), (2.5, "kept")]):  # bounds [2.5, 2.5]
+        spark.createDataFrame(rows, "k double, v string").coalesce(1).writeTo(ref.spark_name).append()
+    commit_row_delta(spark, config, ref, equality_deletes=[{"k": -0.0}, {"k": 1.5}, {"k": float("nan")}], equality_columns=("k",))
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    visible = sorted(r.v for r in spark.sql(f"SELECT v FROM {ref.spark_name}").collect())
+    assert visible == ["kept", "nan outside", "null", "zero"]  # Iceberg's reader: the scenario is the one described
 
-    refused = run(config, ref, "convert")
-    assert refused.status == FAILED and "floating-point" in (refused.error or "")
-    merged = run(touched_files_only(config), ref, "merge")
-    assert merged.status == COMMITTED and merged.content_verified, merged.error
+    result = run(touched_files_only(config), ref, job)
+
+    assert result.status == COMMITTED and result.content_verified, result.error
     frozen.assert_same()
+    assert deletes_left(config, ref)[0] == 0
 
 
-def test_float_key_promoted_to_double_mid_history(spark, config: Config, tmp_path: Path) -> None:
+@pytest.mark.parametrize("job", ["convert", "merge"])
+def test_float_key_promoted_to_double_mid_history(spark, config: Config, tmp_path: Path, job: str) -> None:
     """float -> double: old files hold float32 keys, deletes come from both sides of the
-    promotion (a float32 value read as double is not the double of its decimal text). CONVERT
-    refuses floating-point keys in one line naming the column and changes nothing; MERGE
-    keeps the content, the non-key promoted column `x` included."""
+    promotion (a float32 value read as double is not the double of its decimal text). Both
+    jobs read old files with their own type and widen it as Iceberg's reader does; the
+    non-key promoted column `x` is kept too."""
     ref = fresh_ref(config, "promof")
     create(spark, ref, "k FLOAT, v STRING, x FLOAT")
     spark.sql(f"INSERT INTO {ref.spark_name} SELECT cast(id / 10 as float), 'old', cast(id / 3 as float) FROM range(0, 500)")
@@ -165,15 +172,10 @@ def test_float_key_promoted_to_double_mid_history(spark, config: Config, tmp_pat
     commit_row_delta(spark, config, ref, equality_deletes=deletes, equality_columns=("k",))
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
     assert frozen.rows == 1000 - 6  # the scenario is the one described (Iceberg's own reader)
-    before = load_table(config, ref).metadata.current_snapshot_id
 
-    refused = run(touched_files_only(config), ref, "convert")
+    result = run(touched_files_only(config), ref, job)
 
-    error = refused.error or ""
-    assert refused.status == FAILED and "floating-point column k;" in error and "\n" not in error, error
-    assert load_table(config, ref).metadata.current_snapshot_id == before
-    merged = run(touched_files_only(config), ref, "merge")
-    assert merged.status == COMMITTED and merged.content_verified, merged.error
+    assert result.status == COMMITTED and result.content_verified, result.error
     frozen.assert_same()
     assert deletes_left(config, ref)[0] == 0
 
@@ -212,11 +214,15 @@ def test_spark_written_deletes_updates_and_merges(spark, config: Config, tmp_pat
     )
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
 
-    for job in ("convert", "rewrite", "merge"):
+    # Spark writes position deletes only: CONVERT has nothing to do; REWRITE combines the
+    # three statements' files per partition; MERGE applies what is left.
+    for job, expected in (("convert", NOOP), ("rewrite", COMMITTED), ("merge", COMMITTED)):
         result = run(touched_files_only(config), ref, job)
-        assert result.status in (COMMITTED, NOOP), (job, result.error)
+        assert result.status == expected, (job, result.status, result.error)
         assert result.status == NOOP or result.content_verified, (job, result.error)
         frozen.assert_same()
+        if job == "rewrite":
+            assert deletes_left(config, ref) == (0, 3)  # one position delete file per partition
     assert deletes_left(config, ref) == (0, 0)
 
 
@@ -283,6 +289,54 @@ def test_a_staged_result_that_did_not_verify_goes_at_the_next_expiry(
     assert staged.snapshot_id not in {s.snapshot_id for s in load_table(config, ref).metadata.snapshots}
     assert [p for p in written if local(p).exists()] == [] and not [p for p in staging.rglob("*") if p.is_file()]
     assert missing_referenced_files(load_table(config, ref)) == []
+    frozen.assert_same()
+
+
+def _without_first_added(module: Any, name: str) -> Any:
+    """`module.name` (one of `spark.rewrites`' two recipes, as a job module imported it),
+    wrapped to leave the first new file out of the change: MERGE and COMPACT lose a written
+    data file's rows, CONVERT and REWRITE a written delete file's positions (deleted rows
+    come back). The job's own path runs otherwise unchanged."""
+    real = getattr(module, name)
+
+    def corrupted(*args: Any) -> Any:
+        args = list(args)
+        added = 3 if name == "delete_file_rewrite" else 4  # the `added` argument of each recipe
+        args[added] = list(args[added])[1:]
+        return real(*args)
+
+    return corrupted
+
+
+@pytest.mark.parametrize(
+    "job, format_version, options",
+    [("merge", 2, {}), ("compact", 2, {"min_input_files": 2}), ("rewrite", 2, {}), ("convert", 3, {}), ("merge", 3, {})],
+    ids=["merge", "compact", "rewrite", "convert-dv", "merge-v3"],
+)
+def test_every_job_publishes_nothing_that_does_not_verify(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          job: str, format_version: int, options: dict[str, Any]) -> None:
+    """Each job's change, corrupted on its way to the commit (one new file left out), is
+    staged, fails verification and is never made current; the same job without the fault
+    then commits. The frozen rows, not the tool's verify, judge the content."""
+    import maintenance.jobs.convert.commit as convert_commit
+    import maintenance.jobs.file_groups.executor as file_groups
+    import maintenance.jobs.rewrite.run as rewrite_run
+
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1500, commits=4, update_ratio=0.3, format_version=format_version)
+    before = load_table(config, ref).metadata.current_snapshot_id
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+
+    with monkeypatch.context() as patched:
+        for module, name in ((file_groups, "data_file_rewrite"), (convert_commit, "delete_file_rewrite"), (rewrite_run, "delete_file_rewrite")):
+            patched.setattr(module, name, _without_first_added(module, name))
+        result = run_job(config, ref, job, options, verify=True)
+
+    assert result.status == FAILED and result.content_verified is False, (result.status, result.error)
+    assert "content changed" in (result.error or "") and "nothing was published" in (result.error or "")
+    assert load_table(config, ref).metadata.current_snapshot_id == before
+    frozen.assert_same()
+    retry = run_job(config, ref, job, options, verify=True)
+    assert retry.status == COMMITTED and retry.content_verified, retry.error
     frozen.assert_same()
 
 

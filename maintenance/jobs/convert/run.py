@@ -7,10 +7,13 @@ import structlog
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.convert.commit import convert_commit, dv_commit
 from maintenance.jobs.convert.plan import ConvertPlan
-from maintenance.jobs.convert.scan import find_positions, key_column
+from maintenance.jobs.convert.scan import find_positions, key_column, needs_iceberg_pairs
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.spec import SCAN_BYTES_PER_S
+from maintenance.spark.errors import java_errors
 from maintenance.spark.java_files import JavaFiles
+from maintenance.spark.jvm import java_long
+from maintenance.spark.planned_pairs import equality_pairs
 from maintenance.table.health import TableHealth
 
 log = structlog.get_logger(__name__)
@@ -34,8 +37,13 @@ def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
         "equality_delete_files_removed": len(plan.deletes),
         "equality_delete_records_removed": sum(d.records for d in plan.deletes),
     }
+    pairs = None
+    if needs_iceberg_pairs(schema, plan.deletes):
+        with java_errors("CONVERT planning"):
+            pairs = equality_pairs(fenced.java, java_long(ctx.spark, plan.snapshot_id), java_targets)
     if ctx.metadata.files.format_version >= 3:
-        scan = find_positions(ctx.spark, fenced.java, plan, schema, java_targets, java_deletes, ctx.staging_dir, plan.target_size, collect=True)
+        scan = find_positions(ctx.spark, fenced.java, plan, schema, java_targets, java_deletes, ctx.staging_dir, plan.target_size, collect=True,
+                              iceberg_pairs=pairs)
         change, dvs = dv_commit(fenced.java, ctx.spark, table.io, ctx.metadata.files, plan, scan, java_deletes, java_targets, ctx.run_id)
         ctx.progress("deletion vectors written", deletion_vectors_added=len(dvs.added))
         counters = {
@@ -47,7 +55,7 @@ def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
             "bytes_written": dvs.bytes_written,
         }
     else:
-        scan = find_positions(ctx.spark, fenced.java, plan, schema, java_targets, java_deletes, ctx.staging_dir, plan.target_size)
+        scan = find_positions(ctx.spark, fenced.java, plan, schema, java_targets, java_deletes, ctx.staging_dir, plan.target_size, iceberg_pairs=pairs)
         commit = convert_commit(fenced.java, ctx.spark, plan, scan, java_deletes, java_targets)
         ctx.progress("positions written", position_delete_files_added=commit.position_delete_files_added)
         change = commit.change

@@ -59,20 +59,38 @@ class ScanResult:
     position_records_read: int = 0  # entries read from the position delete files folded in
 
 
-def key_column(schema: Schema, field_id: int) -> tuple[str, ...]:
-    """The column path of an equality field (nested keys live in structs), checked to be a
-    type whose equality Spark and Iceberg agree on."""
+@dataclass(frozen=True)
+class KeyColumn:
+    """An equality field as the join sees it: its column path (nested keys live in structs),
+    and whether it is floating-point (then joined by its exact Java text, see `join_key`)."""
+
+    path: tuple[str, ...]
+    floating: bool = False
+
+    def join_key(self) -> Column:
+        """The value the join compares. Iceberg matches equality deletes with Java's
+        `compareTo` (its `StructLikeSet`): -0.0 and 0.0 are different keys, every NaN is the
+        same key. Spark's join normalises floating-point keys the other way (-0.0 = 0.0), so a
+        float or double key is joined by its text instead: Spark casts it with Java's
+        `toString`, which gives -0.0 and 0.0 different texts, every NaN the text "NaN", and
+        every other value a text of its own. Files written before a float -> double
+        promotion are read by Iceberg's reader as double on both sides (a widening that is
+        exact), so an old delete still meets an old row."""
+        from pyspark.sql import functions as F
+
+        column = F.col(".".join(f"`{part}`" for part in self.path))
+        return column.cast("string") if self.floating else column
+
+
+def key_column(schema: Schema, field_id: int) -> KeyColumn:
+    """An equality field of the current schema, checked to be a primitive type."""
     path = _path_to(schema.as_struct(), field_id)
     if path is None:
         raise UsageError(f"equality field id {field_id} is not in the table's current schema")
     leaf = schema.find_field(field_id)
     if not isinstance(leaf.field_type, PrimitiveType):
         raise UsageError(f"CONVERT cannot use the key column {'.'.join(path)} of type {leaf.field_type}")
-    if isinstance(leaf.field_type, (FloatType, DoubleType)):
-        # Iceberg matches -0.0 and 0.0 as different keys and Spark's join as equal: refuse
-        # rather than guess; MERGE applies such deletes with Iceberg's own reader.
-        raise UsageError(f"CONVERT does not convert equality deletes on the floating-point column {'.'.join(path)}; use MERGE")
-    return path
+    return KeyColumn(path, isinstance(leaf.field_type, (FloatType, DoubleType)))
 
 
 def _path_to(struct: StructType, field_id: int) -> tuple[str, ...] | None:
@@ -97,11 +115,14 @@ def find_positions(
     target_size: int,
     *,
     collect: bool = False,
+    iceberg_pairs: set[tuple[str, str]] | None = None,
 ) -> ScanResult:
     """Run the join and write position deletes under `output_dir`, one folder per partition;
     with `collect` (format 3), bring the positions to the driver instead, per data file, for
     its one deletion vector (the driver holds the positions found, about 60 bytes each,
-    never the rows read)."""
+    never the rows read). With `iceberg_pairs` ((data path, equality delete path) as
+    Iceberg's planner associates them, see `needs_iceberg_pairs`), a match counts only
+    within one of those pairs."""
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
@@ -143,7 +164,10 @@ def find_positions(
             match_obs = Observation()
             observed_matches = candidates.observe(match_obs, F.count(F.lit(1)).alias("rows"), F.count("d_seq").alias("mapped"))
             in_scope = equality_scope_column(observed_matches.d_seq, observed_matches.d_part, observed_matches.e_seq, observed_matches.e_part, observed_matches.e_global)
-            matched = observed_matches.where(in_scope).select(F.col("d_part").alias("part"), F.col("d_path").alias("file_path"), F.col("pos"))
+            matched = observed_matches.where(in_scope)
+            if iceberg_pairs is not None:
+                matched = matched.join(F.broadcast(_pairs_frame(spark, iceberg_pairs, paths)), ["d_path", "e_path"], "left_semi")
+            matched = matched.select(F.col("d_part").alias("part"), F.col("d_path").alias("file_path"), F.col("pos"))
             results.append(matched)
             observations.append((data_obs, match_obs, data, candidates, sum(t.records for t in targets)))
         folded = None
@@ -182,11 +206,11 @@ def find_positions(
     return ScanResult(list(partitions), {int(part): files for part, files in written.items()}, data_rows, delete_rows, positions, position_records)
 
 
-def _keyed(raw: DataFrame, columns: Sequence[tuple[str, tuple[str, ...]]], prefix: str, *, with_position: bool = False) -> DataFrame:
-    """The key columns of raw rows (prefixed), their file (`<prefix>_path`) and, for data rows, `pos`."""
+def _keyed(raw: DataFrame, columns: Sequence[tuple[str, KeyColumn]], prefix: str, *, with_position: bool = False) -> DataFrame:
+    """The join keys of raw rows (prefixed), their file (`<prefix>_path`) and, for data rows, `pos`."""
     from pyspark.sql import functions as F
 
-    selected = [F.col(".".join(f"`{part}`" for part in path)).alias(f"{prefix}_{name}") for name, path in columns]
+    selected = [key.join_key().alias(f"{prefix}_{name}") for name, key in columns]
     selected.append(F.col("_file").alias(f"{prefix}_path"))
     if with_position:
         selected.append(F.col("_pos").alias("pos"))
@@ -209,6 +233,25 @@ def _tagged(spark: SparkSession, rows: DataFrame, files: Sequence[TableFile], pa
         ]),
     )
     return rows.join(F.broadcast(attributes), f"{prefix}_path", "left")
+
+
+def needs_iceberg_pairs(schema: Schema, deletes: Sequence[TableFile]) -> bool:
+    """Whether matches must be restricted to Iceberg's own pairs: with a floating-point key.
+
+    The scope rule gives a superset of the pairs Iceberg's planner makes, and for every
+    other key type the pairs it adds cannot hold a match (Iceberg rules a pair out by
+    statistics only where no key can be equal). Floating-point bounds leave NaN out, and
+    Iceberg's planner compares the bounds alone: an equality delete holding NaN does not
+    reach a data file holding NaN whose other values lie outside the delete's bounds, so
+    readers keep seeing that row, and so must CONVERT."""
+    return any(key_column(schema, field_id).floating for delete in deletes for field_id in delete.equality_ids)
+
+
+def _pairs_frame(spark: SparkSession, pairs: set[tuple[str, str]], delete_paths: set[str]) -> DataFrame:
+    from pyspark.sql import types as T
+
+    rows = [(data, delete) for data, delete in pairs if delete in delete_paths]
+    return spark.createDataFrame(rows, T.StructType([T.StructField("d_path", T.StringType()), T.StructField("e_path", T.StringType())]))
 
 
 def _null_safe_equal(data: DataFrame, removed: DataFrame, keys: Sequence[str]) -> Column:
