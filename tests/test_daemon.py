@@ -16,12 +16,15 @@ from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 import yaml
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
 from sqlalchemy.engine import make_url
 
-from maintenance.catalogs import TableRef, load_table
-from maintenance.config import Config
+from maintenance.catalogs import TableRef, get_catalog, load_table
+from maintenance.config import Config, parse_config
 from maintenance.state.database import ensure_schema, make_engine
 from maintenance.state.leases import LeaseStore
 from maintenance.state.runs import RunRecord, RunStore
@@ -314,3 +317,36 @@ def test_a_catalog_cut_turns_healthz_503_naming_it_and_its_return_200(tmp_path: 
         text = log.read_text()
         assert "Traceback" not in text, text[-3000:]
         assert text.count('"dependency failing"') == 1 and text.count('"dependency works again"') == 1, text[-3000:]
+
+
+def test_a_spark_that_cannot_start_turns_healthz_503_naming_it(tmp_path: Path) -> None:
+    """A job is due but Spark cannot start (a master URL its SparkContext cannot parse): /healthz says 503
+    naming Spark with its one-line reason, `icemaint_dependency_up{dependency="spark"}` is 0,
+    no run is recorded, the daemon stays up and the log has one line and no traceback. (No
+    Spark in this process: the table is written by pyiceberg, on a home of the test's own.)"""
+    own = parse_config({"home": str(tmp_path / "home")}, source="tests", base_dir=tmp_path)
+    namespace = f"nospark_{uuid.uuid4().hex[:6]}"
+    catalog = get_catalog(own, own.default_catalog)
+    catalog.create_namespace(namespace)
+    table = catalog.create_table((namespace, "t"), Schema(NestedField(1, "id", LongType(), required=False)), properties={"format-version": "2"})
+    table.append(pa.table({"id": pa.array([1, 2], pa.int64())}))  # never cleaned of orphans: ORPHANS is due
+    state_url = f"sqlite:///{tmp_path / 'state.db'}"
+    config_path, port = daemon_config(tmp_path, own, state_url, namespace, "daemon")
+    config_path.write_text(config_path.read_text().replace("master: local[1]", "master: local[nope]"))
+    log = tmp_path / "daemon.log"
+    process = start_daemon(config_path, log)
+    try:
+        _, body = wait_for(lambda: (lambda r: r if r[0] == 503 else None)(healthz(port)), 120, "503 naming Spark", [log])
+        assert body.startswith("spark: failing for ") and "local[nope]" in body and "\n" not in body.strip(), body
+        assert metric(port, 'icemaint_dependency_up{dependency="spark"}') == 0.0
+        assert metric(port, 'icemaint_dependency_up{dependency="state"}') == 1.0
+        assert process.poll() is None
+    finally:
+        code = stop_daemon(process, log)
+    assert code == 0, log.read_text()[-3000:]
+    engine = make_engine(state_url)
+    assert RunStore(engine).list(table=f"{own.default_catalog}.{namespace}.t") == []
+    engine.dispose()
+    text = log.read_text()
+    assert "Traceback" not in text, text[-3000:]
+    assert text.count('"dependency failing"') == 1, text[-3000:]

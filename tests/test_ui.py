@@ -44,7 +44,7 @@ from maintenance.schedule.cycle import Evaluation
 from maintenance.schedule.planner import reader_cost
 from maintenance.state.store import StateStore, open_state
 from maintenance.table.health import table_health
-from maintenance.ui.pages import MAX_PER_PAGE, Response, StatusPages
+from maintenance.ui.pages import Response, StatusPages
 from maintenance.ui.status import DAEMON_SOURCE, StatusCache
 from tests.conftest import CdcFactory
 from tests.generated_evaluation import generated_evaluation
@@ -643,27 +643,77 @@ def test_charts_escape_partition_values() -> None:
     assert "<b>" not in chart and chart.count("<circle") == 3
 
 
-def test_the_daemon_serves_the_page_from_its_latest_evaluation(spark, config: Config, cdc_table: CdcFactory) -> None:  # type: ignore[no-untyped-def]
-    """Beside /metrics and /healthz, on the daemon's port; no evaluation of its own once the daemon has one."""
-    from maintenance.daemon.service import Daemon
+UI_POLICY = """\
+name: ui-daemon
+select:
+  namespaces: "{namespace}"
+jobs:
+  merge:
+    enabled: false
+"""
 
-    ref, _, _ = cdc_table(rows=500, commits=2)
-    daemon = Daemon(config)
-    daemon._evaluate(open_state(config))
-    snapshot = daemon.status.get(0)
-    assert snapshot is not None and snapshot.source == DAEMON_SOURCE and str(ref) in snapshot.by_name
-    own = []
-    daemon.status._evaluate = lambda: own.append(1)  # type: ignore[method-assign]
-    server = serve("127.0.0.1", 0, daemon.metrics.registry, daemon.healthy, pages=StatusPages(config, daemon.status, policies=lambda: daemon.policies))
+
+def test_a_daemon_process_serves_the_page_from_its_latest_evaluation(config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
+    """`icemaint daemon` as its own process, on a home of its own (ICEMAINT_HOME; its config
+    names the session's catalog), serves the page on its port beside /metrics and /healthz,
+    from its own latest evaluation; the page lists the CDC table the test made, under the
+    daemon's policy. Nothing is due (merge disabled), so the daemon never starts Spark."""
+    ref, _, _ = cdc_table(ref=TableRef(config.default_catalog, (f"ui_daemon_{uuid.uuid4().hex[:6]}",), "orders"), rows=500, commits=2)
+    home = tmp_path / "home"
+    (home / "policies").mkdir(parents=True)
+    (home / "policies" / "ui.yaml").write_text(UI_POLICY.format(namespace=ref.namespace[0]))
+    local = config.catalogs[config.default_catalog]
+    port = free_port()
+    (home / "icemaint.yaml").write_text(json.dumps({
+        "catalogs": {local.name: {"type": local.type, "uri": local.uri, "warehouse": local.warehouse}},
+        "policies": str(home / "policies"),
+        "daemon": {"interval": "2s", "metrics_port": port, "metrics_host": "127.0.0.1"},
+    }))
+    env = {**{k: v for k, v in os.environ.items() if k != "ICEMAINT_CONFIG"}, "ICEMAINT_HOME": str(home), "ICEMAINT_CONFIG": str(home / "icemaint.yaml")}
+    log = tmp_path / "daemon.log"
+    process = subprocess.Popen([sys.executable, "-m", "maintenance", "daemon"], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env, cwd=REPO,
+                               start_new_session=True)  # its own process group, killed whole below
+    base = f"http://127.0.0.1:{port}"
     try:
-        base = f"http://127.0.0.1:{server.server_address[1]}"
-        status, page = http_get(f"{base}/?namespace={ref.namespace[0]}&per={MAX_PER_PAGE}")  # the shared catalog holds many tables
-        assert status == 200 and DAEMON_SOURCE.replace("'", "&#x27;") in page and str(ref) in page
-        assert http_get(f"{base}/healthz")[0] == 200
-        assert "icemaint_evaluations_total" in http_get(f"{base}/metrics")[1]
+        wait_until(lambda: 'icemaint_evaluations_total{outcome="ok"} 1.0' in http_get(f"{base}/metrics")[1], process, log)
+        status, page = http_get(f"{base}/?namespace={ref.namespace[0]}")
+        assert status == 200 and DAEMON_SOURCE.replace("'", "&#x27;") in page, page
+        rows = Rendered(Response(200, page.encode(), "text/html")).rows["overview"]
+        assert [row["data-table"] for row, _ in rows] == [str(ref)] and "ui-daemon" in rows[0][1], rows
+        status, health = http_get(f"{base}/healthz")
+        assert status == 200 and health.startswith("ok: last evaluation"), health
+        assert "\nicemaint_spark_running 0.0\n" in http_get(f"{base}/metrics")[1]  # nothing due: no Spark in the daemon
         assert http_get(f"{base}/table?name={ref}")[0] == 200
         assert http_get(f"{base}/nothing-here")[0] == 404
-        assert own == []
     finally:
-        server.shutdown()
-        daemon.pool.shutdown()
+        kill_group(process)
+    assert process.returncode == 0, log.read_text()[-3000:]
+    text = log.read_text()
+    assert "Traceback" not in text, text[-3000:]
+
+
+def wait_until(condition: Callable[[], bool], process: subprocess.Popen[bytes], log: Path, timeout_s: float = 120) -> None:
+    """Poll until `condition` holds; fail at once if the process ended, with its log."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        assert process.poll() is None, log.read_text()[-3000:]
+        try:
+            if condition():
+                return
+        except OSError:  # not listening yet
+            pass
+        time.sleep(0.2)
+    pytest.fail(f"timed out:\n{log.read_text()[-3000:]}")
+
+
+def kill_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the process's whole group (the daemon and anything it started), SIGKILL
+    after 30 s; then nothing of the group is left."""
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+    with pytest.raises(ProcessLookupError):
+        os.killpg(process.pid, 0)

@@ -6,7 +6,11 @@
 - Spark starts with the first job and stops after `spark_idle` without one.
 - Every interval starts with a probe of the state database: while it fails, nothing is
   evaluated or dispatched, `/healthz` answers 503 naming it, and the probe is all that
-  runs (one line in the log when it starts failing, one when it works again). A failing
+  runs (one line in the log when it starts failing, one when it works again). A state
+  database that is misconfigured (a role, database or password that does not exist) stops
+  the daemon at start-up (one line, exit 2, like every command); if it becomes so later
+  (the role dropped), the daemon stays up, says so the same way and probes less and less
+  often (doubling, up to 10 minutes): only a person can fix it. A failing
   catalog is skipped with its tables (503, named); an evaluation that fails otherwise backs
   off (doubling, up to 10 minutes); a failing job backs off per table and job through the
   run history (planner).
@@ -33,7 +37,7 @@ from maintenance.config import Config
 from maintenance.daemon.health import POLICIES, SPARK, STATE, Dependencies, catalog
 from maintenance.daemon.http import serve
 from maintenance.daemon.metrics import DaemonMetrics
-from maintenance.errors import EXIT_OK, IcemaintError
+from maintenance.errors import EXIT_OK, ConfigError, IcemaintError
 from maintenance.lease.keeper import revoke_all
 from maintenance.policy.loader import load_policies
 from maintenance.policy.model import Policy
@@ -67,6 +71,8 @@ class Daemon:
         self.last_evaluation_ok: float | None = None
         self.evaluation_failures = 0
         self.next_evaluation_at = 0.0
+        self.state_misconfigured = 0  # probes in a row that found the state database misconfigured
+        self.probes_to_skip = 0  # intervals left before the next probe of a misconfigured one
         self.last_job_end = time.monotonic()
         self.http_port: int | None = None
         # The status page's cache: each successful evaluation is published to it, so the page
@@ -77,6 +83,7 @@ class Daemon:
     def run(self) -> int:
         from apscheduler.schedulers.background import BackgroundScheduler
 
+        self._refuse_misconfigured_state()
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._on_signal)
         server = None
@@ -103,6 +110,18 @@ class Daemon:
             server.shutdown()
         log.info("daemon stopped")
         return EXIT_OK
+
+    def _refuse_misconfigured_state(self) -> None:
+        """Exit 2 in one line (the CLI's, without a traceback) when the state database is
+        misconfigured at start-up: a daemon answering 503 for ever would hide a typo that every
+        other command reports at once. An unreachable one is not refused: it may come up after
+        the daemon (a compose stack), and the probes report it until it does."""
+        try:
+            open_state(self.config).leases.list()
+        except StateUnavailableError:
+            return
+        except ConfigError as exc:
+            raise ConfigError(str(exc)) from None
 
     def _on_signal(self, signum: int, _frame: object) -> None:
         if self.stopping.is_set():
@@ -169,7 +188,13 @@ class Daemon:
         self._count_evaluation(causes)
 
     def _probe_state(self) -> StateStore | None:
-        """The state database, proven reachable now (one cheap query), or None."""
+        """The state database, proven reachable now (one cheap query), or None. Unreachable, it
+        is probed every interval (it comes back by itself); misconfigured (the config was fine
+        at start-up: a role or database dropped since), every 1, 2, 4 … intervals, up to 10
+        minutes, since retrying cannot help until someone fixes it."""
+        if self.probes_to_skip > 0:
+            self.probes_to_skip -= 1
+            return None
         try:
             state = open_state(self.config)
             state.leases.list()
@@ -177,11 +202,24 @@ class Daemon:
             self._state_down(exc)
             self._count_evaluation({STATE})
             return None
+        except ConfigError as exc:  # database.py's misconfigured(): the server said no
+            self._state_down(exc)
+            self._count_evaluation({STATE})
+            self._back_off_state_probes()
+            return None
+        self.state_misconfigured, self.probes_to_skip = 0, 0
         self.dependencies.up(STATE)
         self.metrics.dependency_up.labels(STATE).set(1)
         return state
 
-    def _state_down(self, exc: StateUnavailableError) -> None:
+    def _back_off_state_probes(self) -> None:
+        """Skip the next 0, 1, 3, 7 … intervals, in intervals rather than seconds so that the
+        probes land on the scheduler's ticks (up to 10 minutes between them)."""
+        self.state_misconfigured += 1
+        most = max(1, int(MAX_EVALUATION_BACKOFF_S // self.settings.interval_s))
+        self.probes_to_skip = min(2 ** min(self.state_misconfigured - 1, 30), most) - 1
+
+    def _state_down(self, exc: IcemaintError) -> None:
         self.dependencies.down(STATE, str(exc))
         self.metrics.dependency_up.labels(STATE).set(0)
 
@@ -267,6 +305,8 @@ class Daemon:
                 self.metrics.spark_running.set(1 if spark_running() else 0)
         except StateUnavailableError as exc:
             self._state_down(exc)
+        except IcemaintError as exc:  # one line, e.g. the state database misconfigured under a job; the next probe reports it
+            log.error("worker failed", error=str(exc))
         except Exception:
             log.error("worker failed", exc_info=True)
         finally:
