@@ -35,7 +35,7 @@ from maintenance.jobs.rewrite.plan import plan_rewrite
 from maintenance.policy.triggers import fired
 from maintenance.schedule.planner import reader_cost
 from maintenance.table.files import Content, ManifestInfo, SnapshotFiles, TableFile
-from maintenance.table.health import PartitionHealth, TableHealth
+from maintenance.table.health import TableHealth, count_files
 from maintenance.table.stats import ColumnStats
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "region", StringType(), required=False))
@@ -282,12 +282,18 @@ def test_table_properties_set_the_retention_when_options_do_not() -> None:
 
 
 # -- ranking ---------------------------------------------------------------------------
-def test_reader_cost_weighs_deletes_by_the_data_files_they_cover() -> None:
-    def health(data_files: int, deletes: int) -> TableHealth:
-        part = PartitionHealth(data_files=data_files, data_bytes=data_files * 2**20, equality_delete_files=deletes, equality_delete_records=deletes)
-        return TableHealth(data_files=data_files, data_bytes=data_files * 2**20, equality_delete_files=deletes, partitions=[part])
+def test_reader_cost_weighs_deletes_by_the_data_files_they_apply_to() -> None:
+    """100 equality deletes newer than 1,000 data files cost readers far more than 100 newer
+    than 2; the same 100 older than every data file (applying to none) cost nothing."""
+    def health(data_seqs: list[int], delete_seqs: list[int]) -> TableHealth:
+        result = TableHealth()
+        count_files(result, snapshot(*(data(s, size=2**20) for s in data_seqs), *(eq(s) for s in delete_seqs)), small_file_bytes=1)
+        return result
 
-    assert reader_cost(health(1000, 100)).extra_bytes > 100 * reader_cost(health(2, 100)).extra_bytes
+    many, few, none = health([1] * 1000, [5] * 100), health([1] * 2, [5] * 100), health([9] * 1000, [5] * 100)
+    assert many.equality_deletes_applied == 100_000 and few.equality_deletes_applied == 200 and none.equality_deletes_applied == 0
+    assert reader_cost(many).extra_bytes > 100 * reader_cost(few).extra_bytes
+    assert reader_cost(none).extra_bytes == reader_cost(health([9] * 1000, [])).extra_bytes
 
 
 # -- options: one parser for every source -------------------------------------------------

@@ -3,9 +3,10 @@ which order.
 
 Tables are ranked by what their delete and small files cost readers per full scan,
 estimated in bytes a reader handles beyond a clean table's (an opened file counts as
-Spark's 4 MiB open cost): each data-file task opens every delete file that may apply to it
-in its partition and holds every applicable equality delete in memory, so deletes cost in
-proportion to the data files they cover, not to their own number. (Amoro weighs small
+Spark's 4 MiB open cost): each data-file task opens every delete file that applies to it
+(by the delete rule's scope: partition, or all of the table for a global equality delete,
+and sequence numbers) and holds every applicable equality delete in memory, so deletes
+cost in proportion to the data files they apply to, not to their own number. (Amoro weighs small
 files, equality and position deletes 40/40/20 whatever the table's size; this ranks a
 table with 100 equality deletes over 1,000 data files far above one with 100 over 2.)
 Within a table, jobs run in the registry's order (CONVERT, REWRITE, MERGE, EXPIRE, ORPHANS).
@@ -44,11 +45,13 @@ class ReaderCost:
 
 
 def reader_cost(health: TableHealth) -> ReaderCost:
+    """Every delete file a data file's task opens costs an open and the entries it reads
+    (equality keys are also held in memory), counted for every data file it applies to
+    (health's `*_applied` counters, by the delete rule's scope)."""
     extra = 0.0
     for p in health.partitions or []:
-        covered = max(1, p.data_files)
-        extra += p.position_delete_files * covered * OPEN_COST_BYTES + p.position_delete_records * DELETE_RECORD_BYTES
-        extra += p.equality_delete_files * covered * OPEN_COST_BYTES + p.equality_delete_records * covered * DELETE_RECORD_BYTES
+        extra += p.position_deletes_applied * OPEN_COST_BYTES + p.position_delete_records_applied * DELETE_RECORD_BYTES
+        extra += p.equality_deletes_applied * OPEN_COST_BYTES + p.equality_delete_records_applied * DELETE_RECORD_BYTES
         # A deletion vector is read by the one task of its data file: one more open, its positions.
         extra += p.deletion_vectors * OPEN_COST_BYTES + p.deletion_vector_records * DELETE_RECORD_BYTES
     ideal_files = max(1, -(-health.data_bytes // TARGET_FILE_BYTES))

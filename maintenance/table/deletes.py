@@ -21,14 +21,22 @@ so the rule is written once in each form, side by side. Column statistics may th
 an equality delete out for a data file: only where Iceberg's own planner would too (never
 on missing statistics, never on a column both sides may hold NULL in, never on bounds it
 cannot order the way Java does), so the result is always a superset of Iceberg's. Tests
-check it against Iceberg's `planFiles()` over generated tables.
+check it against Iceberg's `planFiles()` over generated tables. A pair the superset adds
+can hold no matching key, with one exception: floating-point bounds leave NaN out, so
+Iceberg's planner may keep a delete holding NaN away from a data file holding NaN; CONVERT
+asks Iceberg for its pairs on such keys (`jobs.convert.scan.needs_iceberg_pairs`).
+
+Health uses the rule's scope alone (`DeleteIndex.applied_by_scope`): how many delete files
+and entries readers attach to each data file, which is what they pay for.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pyiceberg.schema import Schema
@@ -100,6 +108,32 @@ def equality_stats_may_match(delete: TableFile, data: TableFile, schema: Schema)
     return True
 
 
+@dataclass(frozen=True)
+class AppliedDeletes:
+    """What a reader's planner may attach to one data file, by scope and sequence numbers
+    (statistics can only lower it): the delete files it opens and the entries it reads."""
+
+    equality_files: int = 0
+    equality_records: int = 0
+    position_files: int = 0  # v2 position delete files (a deletion vector is counted apart)
+    position_records: int = 0
+
+
+class _BySequence:
+    """Delete files of one scope sorted by data sequence number, with running record totals,
+    so how many are newer than a data file is two bisections."""
+
+    def __init__(self, files: Iterable[TableFile]) -> None:
+        ordered = sorted(files, key=lambda f: f.seq)
+        self.seqs = [f.seq for f in ordered]
+        self.records = list(itertools.accumulate((f.records for f in ordered), initial=0))
+
+    def newer_than(self, seq: int, *, inclusive: bool) -> tuple[int, int]:
+        """(files, records) with a number above `seq` (at or above it with `inclusive`)."""
+        start = (bisect.bisect_left if inclusive else bisect.bisect_right)(self.seqs, seq)
+        return len(self.seqs) - start, self.records[-1] - self.records[start]
+
+
 class DeleteIndex:
     """The rule over one snapshot's files: which deletes may apply to each data file."""
 
@@ -125,6 +159,7 @@ class DeleteIndex:
         for group in (self._eq_global, *self._eq_by_partition.values()):
             group.sort(key=lambda f: f.seq)
         self._eq_seqs = {id(group): [f.seq for f in group] for group in (self._eq_global, *self._eq_by_partition.values())}
+        self._by_sequence: dict[object, _BySequence] | None = None  # for applied_by_scope, made on first use
 
     def equality_deletes_for(self, data: TableFile) -> list[TableFile]:
         """Equality deletes that may apply to `data`: exact scope, conservative statistics."""
@@ -143,6 +178,26 @@ class DeleteIndex:
             return dvs
         candidates = [*self._pos_by_path.get(data.path, []), *self._pos_by_partition.get(data.partition_key, [])]
         return [d for d in candidates if position_scope(d, data)]
+
+    def applied_by_scope(self, data: TableFile) -> AppliedDeletes:
+        """How many deletes (and entries) scope and sequence numbers attach to `data`,
+        without statistics: what a reader pays for it at most (health and reader cost)."""
+        if self._by_sequence is None:
+            self._by_sequence = {
+                "eq_global": _BySequence(self._eq_global),
+                **{("eq", key): _BySequence(group) for key, group in self._eq_by_partition.items()},
+                **{("pos", key): _BySequence(group) for key, group in self._pos_by_partition.items()},
+            }
+        empty = (0, 0)
+        eq_files, eq_records = self._by_sequence["eq_global"].newer_than(data.seq, inclusive=False)
+        group = self._by_sequence.get(("eq", data.partition_key))
+        files, records = group.newer_than(data.seq, inclusive=False) if group is not None else empty
+        if data.path in self._has_dv:
+            return AppliedDeletes(eq_files + files, eq_records + records)
+        group = self._by_sequence.get(("pos", data.partition_key))
+        pos_files, pos_records = group.newer_than(data.seq, inclusive=True) if group is not None else empty
+        scoped = [d for d in self._pos_by_path.get(data.path, []) if d.seq >= data.seq]
+        return AppliedDeletes(eq_files + files, eq_records + records, pos_files + len(scoped), pos_records + sum(d.records for d in scoped))
 
     def deletes_for(self, data: TableFile) -> list[TableFile]:
         return [*self.equality_deletes_for(data), *self.position_deletes_for(data)]

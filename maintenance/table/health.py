@@ -12,7 +12,8 @@ from typing import Any
 
 from pyiceberg.table import Table
 
-from maintenance.table.files import Content, TableFile, snapshot_files
+from maintenance.table.deletes import AppliedDeletes, DeleteIndex
+from maintenance.table.files import Content, SnapshotFiles, TableFile, snapshot_files
 
 MANIFEST_TARGET_PROPERTY = "commit.manifest.target-size-bytes"
 DEFAULT_MANIFEST_TARGET = 8 * 1024 * 1024
@@ -33,8 +34,19 @@ class FileCounters:
     equality_delete_records: int = 0
     deletion_vectors: int = 0  # format 3: one per data file at most, many per Puffin file
     deletion_vector_records: int = 0
+    # What readers attach to the data files, summed over them (`DeleteIndex.applied_by_scope`):
+    # a delete file counts once for every data file it applies to.
+    equality_deletes_applied: int = 0
+    equality_delete_records_applied: int = 0
+    position_deletes_applied: int = 0
+    position_delete_records_applied: int = 0
 
-    def add(self, f: TableFile, small_file_bytes: int) -> None:
+    def add(self, f: TableFile, small_file_bytes: int, applied: AppliedDeletes | None = None) -> None:
+        if applied is not None:
+            self.equality_deletes_applied += applied.equality_files
+            self.equality_delete_records_applied += applied.equality_records
+            self.position_deletes_applied += applied.position_files
+            self.position_delete_records_applied += applied.position_records
         if f.content == Content.DATA:
             self.data_files += 1
             self.data_bytes += f.size
@@ -109,14 +121,21 @@ def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float
     files = snapshot_files(table)
     small_manifest = SMALL_MANIFEST_SHARE * int(table.properties.get(MANIFEST_TARGET_PROPERTY, DEFAULT_MANIFEST_TARGET))
     health.manifests = len(files.manifests)
-    health.deletion_vector_files = len({f.path for f in files.deletion_vectors})
     health.small_manifests = sum(1 for m in files.manifests if m.length < small_manifest)
+    count_files(health, files, small_file_bytes)
+    return health
+
+
+def count_files(health: TableHealth, files: SnapshotFiles, small_file_bytes: int) -> None:
+    """The snapshot's file counters, for the table and each partition (metadata only)."""
+    health.deletion_vector_files = len({f.path for f in files.deletion_vectors})
+    index = DeleteIndex(files)
     by_partition: dict[tuple[int, str], PartitionHealth] = {}
     for f in files.files:
-        health.add(f, small_file_bytes)
+        applied = index.applied_by_scope(f) if f.content == Content.DATA and files.deletes else None
+        health.add(f, small_file_bytes, applied)
         key = (f.spec_id, f.partition_path)
         if key not in by_partition:
             by_partition[key] = PartitionHealth(partition=f.partition_path, spec_id=f.spec_id)
-        by_partition[key].add(f, small_file_bytes)
+        by_partition[key].add(f, small_file_bytes, applied)
     health.partitions = [by_partition[k] for k in sorted(by_partition)]
-    return health

@@ -28,6 +28,7 @@ from typing import Any
 
 from maintenance.jobs.rewrite.options import RewriteOptions
 from maintenance.jobs.spec import PlanInput
+from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
 from maintenance.table.targets import delete_file_target
 
@@ -80,23 +81,18 @@ def plan_rewrite(files: SnapshotFiles, properties: dict[str, str], *, partitions
         chosen = [
             d for key, group in by_partition.items() if key not in skipped and len(group) > max(1, -(-sum(d.size for d in group) // target)) for d in group
         ]
-    data_by_path = {f.path: f for f in files.data}
-    data_by_partition: dict[PartitionKey, list[TableFile]] = defaultdict(list)
-    for f in files.data:
-        data_by_partition[f.partition_key].append(f)
-
+    # Where the chosen files' entries may point, by the one rule: the live data files they
+    # apply to (a data file with a deletion vector takes no v2 file any more), each entry
+    # landing in its data file's partition.
+    index = DeleteIndex(files, chosen)
     candidates: dict[str, TableFile] = {}
     contributors: dict[PartitionKey, list[int]] = defaultdict(list)  # output partition -> sequence numbers landing there
-    for delete in chosen:
-        if delete.referenced_data_file is not None:
-            referenced = data_by_path.get(delete.referenced_data_file)
-            if referenced is not None:
-                candidates[referenced.path] = referenced
-                contributors[referenced.partition_key].append(delete.seq)
-            continue
-        for f in data_by_partition.get(delete.partition_key, []):
-            candidates[f.path] = f
-        contributors[delete.partition_key].append(delete.seq)
+    for data in files.data:
+        applying = index.position_deletes_for(data)
+        if applying:
+            candidates[data.path] = data
+            contributors[data.partition_key].extend(d.seq for d in applying)
+    live = {f.path for f in files.data}
     keys = sorted(contributors, key=lambda k: (k[0], str(k[1])))
     return RewritePlan(
         snapshot_id=files.snapshot_id,
@@ -107,5 +103,5 @@ def plan_rewrite(files: SnapshotFiles, properties: dict[str, str], *, partitions
         sequence_numbers=[max(contributors[k]) for k in keys],
         skipped=skipped,
         format_version=files.format_version,
-        dangling_dvs=[dv for dv in files.deletion_vectors if (not wanted or dv.partition_path in wanted) and dv.referenced_data_file not in data_by_path],
+        dangling_dvs=[dv for dv in files.deletion_vectors if (not wanted or dv.partition_path in wanted) and dv.referenced_data_file not in live],
     )
