@@ -5,12 +5,17 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: setup system test-tools lint test test-integration demo bench clean
+.PHONY: setup system browser test-tools lint test test-integration demo bench clean
 
-setup: system $(STAMP)
+# The status page's browser tests (tests/test_ui.py) drive Chromium and chromedriver: setup
+# installs them when missing (scripts/setup-test-browser.sh; the Docker image never runs it).
+setup: system browser $(STAMP)
 
 system:
 	@bash scripts/setup-system.sh
+
+browser:
+	@bash scripts/setup-test-browser.sh
 
 $(STAMP): pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
@@ -20,10 +25,8 @@ $(STAMP): pyproject.toml
 
 # What the catalog matrix (tests/test_catalog_matrix.py) needs besides setup: javac for the
 # REST catalog fixture, and hadoop-aws + the AWS SDK bundle for Spark's s3a:// (cached under
-# .venv/share/icemaint-jars, never committed). And the browser the status page's tests drive
-# (tests/test_ui.py): Chromium and chromedriver, for tests only (the image never gets them).
+# .venv/share/icemaint-jars, never committed).
 test-tools: setup
-	@bash scripts/setup-test-browser.sh
 	@command -v javac >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    echo "test-tools: installing openjdk-17-jdk-headless (javac) with apt-get" >&2; \

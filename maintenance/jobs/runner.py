@@ -76,19 +76,21 @@ def run_job(
     verify: bool = False,
     state: StateStore | None = None,
     precheck: Callable[[], str | None] | None = None,
-    prepared: PreparedPlan | None = None,
+    prepared: PreparedPlan | Callable[[], PreparedPlan | None] | None = None,
     progress: Progress = no_progress,
     spark_settings: Mapping[str, str] | None = None,
 ) -> JobResult:
     """Run a registered job. `options` is the job's options object, or raw values by option
     name (parsed by the job's one parser); a UsageError for bad options comes before any
-    lease is taken."""
+    lease is taken. `prepared` is a plan made while evaluating, or a callable giving it once
+    the lease is held and `precheck` has run (which may have planned again: a daemon's
+    re-check under the lease), so the job reuses the newest plan of its snapshot."""
     spec = registry.job(job) if isinstance(job, str) else job
     parsed = spec.parse_options(options if not isinstance(options, Mapping) else dict(options))
     if spec.check_options is not None:
         spec.check_options(parsed, dry_run)
     return run_under_lease(
-        config, ref, spec.name, lambda ctx: _work(ctx, spec, parsed, prepared, spark_settings or {}),
+        config, ref, spec.name, lambda ctx: _work(ctx, spec, parsed, prepared() if callable(prepared) else prepared, spark_settings or {}),
         holder=holder, dry_run=dry_run, verify=verify, state=state, precheck=precheck, progress=progress,
     )
 

@@ -137,7 +137,7 @@ def run_decision(config: Config, state: StateStore, decision: Decision, *, holde
     return run_job(
         config, ref, decision.job, job_policy.options,
         holder=holder, dry_run=dry_run, verify=job_policy.verify and not dry_run, state=state, precheck=precheck,
-        prepared=decision.prepared, progress=progress, spark_settings=job_policy.spark,
+        prepared=lambda: decision.prepared, progress=progress, spark_settings=job_policy.spark,  # the re-check's plan, if it made one
     )
 
 

@@ -1,0 +1,48 @@
+"""The plan a job runs is the newest one made for its snapshot: a daemon's re-check under
+the lease plans again when the table moved, and the job then runs that very plan instead
+of planning a third time."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maintenance.jobs import registry
+from maintenance.jobs.outcome import COMMITTED
+from tests.conftest import CdcFactory
+
+
+def test_a_table_that_moved_after_the_evaluation_is_planned_once_more_not_twice(spark, config, cdc_table: CdcFactory, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from maintenance.catalogs import load_table
+    from maintenance.policy.loader import load_policies
+    from maintenance.schedule.cycle import evaluate, run_decision
+    from maintenance.state.store import open_state
+
+    (tmp_path / "merge.yaml").write_text("name: merge\njobs:\n  merge:\n    when: {equality_delete_files: 1}\n    every: 1h\n")
+    policies = load_policies(tmp_path)
+    ref, _, _ = cdc_table(rows=1200, commits=4, update_ratio=0.3)
+    state = open_state(config)
+    (decision,) = [d for d in evaluate(config, state, [ref], policies).due if d.job == "merge"]
+    evaluated_snapshot = decision.prepared.snapshot_id if decision.prepared else None
+    cdc_table(ref=ref, rows=200, commits=1, update_ratio=0.5, seed=77)  # a writer commits before the job starts
+    moved_to = load_table(config, ref).metadata.current_snapshot_id
+    assert moved_to != evaluated_snapshot
+
+    spec = registry.job("merge")
+    planned: list[int] = []
+
+    def counting_plan(inputs: Any, options: Any) -> Any:
+        planned.append(inputs.table.metadata.current_snapshot_id)
+        return spec.plan(inputs, options)
+
+    counting = dataclasses.replace(spec, plan=counting_plan)
+    real_job = registry.job
+    monkeypatch.setattr(registry, "job", lambda name: counting if getattr(name, "name", name) == "merge" else real_job(name))
+    result = run_decision(config, state, decision, policies=policies)
+
+    assert result.status == COMMITTED and result.content_verified, result.error
+    assert planned == [moved_to]  # the re-check's plan, reused by the job: not planned again
