@@ -163,3 +163,33 @@ def test_commits_every_group_and_a_budget_leaves_the_rest_for_the_next_run(spark
     assert second.status == COMMITTED and second.counters["groups_rewritten"] == 4 - first.counters["groups_rewritten"]
     frozen.assert_same()
     assert (table_health(str(ref), load_table(config, ref), small_file_bytes=1).position_delete_files) == 0
+
+
+@pytest.mark.parametrize("partitions", [4, 6], ids=["side-by-side", "combined"])
+def test_partitions_below_the_target_end_with_one_file_each(spark, config: Config, tmp_path: Path, partitions: int) -> None:
+    """Partitions of a few MiB against a 4 MiB target: one file each, whether each partition
+    is a Spark job of its own (no more of them than run at once) or they are combined into
+    one job clustered by partition (where adaptive execution must not split a partition's
+    rows over several tasks: each would write a file of its own)."""
+    ref = fresh_ref(config, "fewbig")
+    create(spark, ref, "id BIGINT, p INT, a STRING, b STRING", f"'write.target-file-size-bytes'='{4 * 2**20}'")
+    spark.sql(f"ALTER TABLE {ref.spark_name} ADD PARTITION FIELD p")
+    batch = 12_000 * partitions  # five inserts: about 2.4 MiB a partition in five files
+    for start in range(0, 5 * batch, batch):
+        spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, cast(id % {partitions} as int), md5(cast(id as string)), sha1(cast(id as string)) "
+                  f"FROM range({start}, {start + batch}) DISTRIBUTE BY id % {partitions}")
+    sizes: dict[str, int] = {}
+    for f in files_of(spark, ref):
+        sizes[str(f.partition)] = sizes.get(str(f.partition), 0) + f.file_size_in_bytes
+    assert all(2**20 < size < 4 * 2**20 for size in sizes.values()), sizes  # each partition below the target, several files
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+
+    result = run_job(config, ref, "compact", {"min_input_files": 2}, verify=True)
+
+    assert result.status == COMMITTED and result.content_verified, result.error
+    assert result.counters["groups_rewritten"] == (partitions if partitions <= 4 else 1)
+    frozen.assert_same()
+    per_partition: dict[str, int] = {}
+    for f in files_of(spark, ref):
+        per_partition[str(f.partition)] = per_partition.get(str(f.partition), 0) + 1
+    assert sorted(per_partition.values()) == [1] * partitions

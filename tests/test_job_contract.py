@@ -160,40 +160,6 @@ def test_every_counter_a_job_reports_is_described(spark, config, cdc_table: CdcF
             assert undocumented(result.counters, spec.counters) == [], (spec.name, result.counters)
 
 
-def test_a_daemon_merge_reads_each_manifest_once_while_evaluating_and_never_again_to_plan(spark, config, cdc_table: CdcFactory, tmp_path: Path) -> None:
-    """Evaluation reads the current snapshot's manifests once (pyiceberg); the job under the
-    lease, on the same snapshot, reuses the evaluation's plan and reads none of them again."""
-    from maintenance.policy.loader import load_policies
-    from maintenance.schedule.cycle import evaluate, run_decision
-    from maintenance.state.store import open_state
-    from maintenance.table.files import CACHE
-
-    (tmp_path / "merge.yaml").write_text("name: merge\njobs:\n  merge:\n    when: {equality_delete_files: 1}\n    every: 1h\n")
-    policies = load_policies(tmp_path)
-    ref, _, _ = cdc_table(rows=1500, commits=6, update_ratio=0.3)
-    state = open_state(config)
-    CACHE.clear()
-    before = CACHE.manifests_read
-    evaluation = evaluate(config, state, [ref], policies)
-    evaluated = CACHE.manifests_read - before
-    from maintenance.catalogs import load_table
-
-    table = load_table(config, ref)
-    manifests = len(table.current_snapshot().manifests(table.io))
-    assert evaluated == manifests
-    (decision,) = [d for d in evaluation.due if d.job == "merge"]
-    assert decision.prepared is not None and decision.prepared.snapshot_id == table.metadata.current_snapshot_id
-
-    result = run_decision(config, state, decision, policies=policies)
-
-    assert result.status == COMMITTED and result.content_verified, result.error
-    # The re-check under the lease and the plan read nothing; the one read after the job is
-    # the new snapshot's health, recorded with the run (and cached for the next evaluation).
-    table = load_table(config, ref)
-    assert table.metadata.current_snapshot_id == result.snapshot_id
-    assert CACHE.manifests_read - before == manifests + len(table.current_snapshot().manifests(table.io))
-
-
 def test_nothing_outside_a_jobs_folder_and_the_registry_knows_the_job() -> None:
     """A job is its folder and one registry line: no other module imports a job's package or
     spells a job's name (the health measures `manifests`/`small_manifests` count manifests,

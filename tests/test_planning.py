@@ -140,6 +140,9 @@ def test_small_partitions_are_combined_into_one_job_and_large_ones_stay_alone() 
     alone = [g for g in groups if not g.spread]
     assert len(alone) == 1 and alone[0].output_files(100) == 3
     assert all(not g.spread for g in plan_groups(small, 1, {}, target_size=25))  # 60 bytes: two files a partition, no longer small
+    few = [data(1, region, size=30) for region in "abcd" for _ in range(2)]
+    assert [len(g.partitions) for g in plan_groups(few, 1, {}, target_size=100)] == [1, 1, 1, 1]  # as many as run at once: no shuffle
+    assert [len(g.partitions) for g in plan_groups(few, 1, {}, target_size=100, max_concurrent_groups=2)] == [4]
 
 
 @pytest.mark.parametrize(("output", "target", "files"), [(50, 100, 1), (110, 100, 1), (150, 100, 2), (130, 100, 1), (199, 100, 2), (1010, 100, 10), (1040, 100, 10)])

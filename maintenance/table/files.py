@@ -235,8 +235,12 @@ def _one_line(exc: OSError) -> str:
 
 
 def live_entries(io: FileIO, manifests: Iterable[ManifestFile]) -> Iterator[ManifestEntry]:
-    """Every live entry (data or delete file) of the manifests, sequence numbers inherited."""
-    for entries in parallel_map(lambda m: read_manifest(io, m, discard_deleted=True), list(manifests)):
+    """Every live entry (data or delete file) of the manifests, sequence numbers inherited.
+    A manifest whose counts in the manifest list say it holds only deleted entries is not
+    read (as Iceberg's planner skips it): a rewrite leaves one behind for every manifest it
+    removed files from."""
+    holding = [m for m in manifests if m.has_added_files() or m.has_existing_files()]
+    for entries in parallel_map(lambda m: read_manifest(io, m, discard_deleted=True), holding):
         yield from entries
 
 

@@ -55,6 +55,7 @@ class GroupRewrite:
     sequence_number: int  # the new files' data sequence number (the planning snapshot's)
     groups: Sequence[FileGroup]
     tasks: dict[str, JavaObject]  # data file path -> its scan task (with the deletes that apply)
+    data_files: dict[str, JavaObject]  # data file path -> its record (the task's file)
     java_deletes: dict[str, JavaObject]  # delete record key (`TableFile.key`) -> its Java record, for every delete the run may drop
     droppable: DroppableDeletes
     validate: Validator | None = None
@@ -140,7 +141,7 @@ def _write_in_run(ctx: JobContext, write: WriteGroup, group: FileGroup, tasks: l
 
 def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup, list[JavaObject]]], committed: _Committed) -> None:
     """One RewriteFiles for the finished groups, dropping the deletes they complete."""
-    rewritten = [work.tasks[f.path].file() for group, _ in finished for f in group.files]
+    rewritten = [work.data_files[f.path] for group, _ in finished for f in group.files]
     added = [new for _, files in finished for new in files]
     paths = [f.path for group, _ in finished for f in group.files]
     drop = work.droppable.covered_by(paths)

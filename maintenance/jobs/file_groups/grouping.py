@@ -30,6 +30,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from maintenance.jobs.file_groups.options import DEFAULT_MAX_CONCURRENT_GROUPS
 from maintenance.table.files import Content, PartitionKey, SnapshotFiles, TableFile
 
 MAX_OUTPUT_FACTOR = 1.4  # the writer rolls over only past this multiple of the target
@@ -81,7 +82,8 @@ def max_output_bytes(target: int) -> int:
 
 
 def plan_groups(targets: Sequence[TableFile], current_spec_id: int, live_fraction: dict[PartitionKey, float], *,
-                max_group_bytes: int | None = None, target_size: int | None = None) -> list[FileGroup]:
+                max_group_bytes: int | None = None, target_size: int | None = None,
+                max_concurrent_groups: int = DEFAULT_MAX_CONCURRENT_GROUPS) -> list[FileGroup]:
     """Groups of at most `max_group_bytes` input bytes, largest group first.
 
     Per partition, its files are split into groups. Partitions whose rows make one file at
@@ -89,7 +91,9 @@ def plan_groups(targets: Sequence[TableFile], current_spec_id: int, live_fractio
     `COMBINED_TARGETS` times the target, written through a shuffle clustered by partition:
     one Spark job writes one file into each of them, where a job per partition would spend
     more on its own start than on the rows (500 partitions of 20 small files took 0.35 s
-    each, one at a time). When files of an older spec take part, their rows land in the
+    each, one at a time). That is only when there are more such partitions than groups run
+    at once (`max_concurrent_groups`): up to that many, each is a job of its own, all run
+    side by side, and no row is shuffled. When files of an older spec take part, their rows land in the
     current spec's partitions, where the current spec's own files of those partitions are:
     every target is then written together (in consecutive runs of at most
     `max_group_bytes`), so each current partition gets files near the target instead of one
@@ -110,15 +114,16 @@ def plan_groups(targets: Sequence[TableFile], current_spec_id: int, live_fractio
         for chunk in _split(files, max_group_bytes):
             groups.append(FileGroup((key,), chunk, int(sum(f.size for f in chunk) * fraction)))
     if target_size is not None:
-        groups = _combine_small(groups, target_size, max_group_bytes)
+        groups = _combine_small(groups, target_size, max_group_bytes, max_concurrent_groups)
     return sorted(groups, key=lambda g: (-g.input_bytes, g.key[0], str(g.key[1])))
 
 
-def _combine_small(groups: list[FileGroup], target_size: int, max_group_bytes: int | None) -> list[FileGroup]:
-    """Groups that write one file each, combined (in partition order) up to the combined size."""
+def _combine_small(groups: list[FileGroup], target_size: int, max_group_bytes: int | None, max_concurrent_groups: int) -> list[FileGroup]:
+    """Groups that write one file each, combined (in partition order) up to the combined
+    size, when there are more of them than run at once."""
     limit = COMBINED_TARGETS * target_size if max_group_bytes is None else min(max_group_bytes, COMBINED_TARGETS * target_size)
     single = sorted((g for g in groups if expected_files(g.expected_output_bytes, target_size) == 1), key=lambda g: (g.key[0], str(g.key[1])))
-    if len(single) < 2:
+    if len(single) < 2 or len(single) <= max_concurrent_groups:
         return groups
     kept = [g for g in groups if expected_files(g.expected_output_bytes, target_size) > 1]
     runs: list[list[FileGroup]] = [[]]

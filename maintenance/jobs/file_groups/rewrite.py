@@ -63,9 +63,9 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     fenced = ctx.table
     fractions = live_fraction(files, plan.deletes, plan.targets)
     groups = within_budget(plan_groups(plan.targets, plan.current_spec_id, fractions, max_group_bytes=plan.options.max_group_bytes,
-                                          target_size=plan.target_size),
+                                          target_size=plan.target_size, max_concurrent_groups=plan.options.max_concurrent_groups),
                            plan.options.max_bytes_per_run)
-    tasks = scan_tasks(fenced.java, [f.path for group in groups for f in group.files], plan.snapshot_id, what)
+    tasks, data_files = scan_tasks(fenced.java, [f.path for group in groups for f in group.files], plan.snapshot_id, what)
     reach = delete_reach(files, plan.deletes)
     droppable = coverable(reach, set(tasks))
     with java_errors(f"{what} planning"):
@@ -78,6 +78,7 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
         sequence_number=plan.sequence_number,
         groups=groups,
         tasks=tasks,
+        data_files=data_files,
         java_deletes=java_deletes,
         droppable=DroppableDeletes({path: reach[path] for path in droppable}),
         validate=no_new_partition_equality_deletes(fenced.java.io(), plan.snapshot_id, what) if moves_rows else None,
@@ -92,25 +93,29 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     return outcome
 
 
-def scan_tasks(table: JavaObject, paths: list[str], snapshot_id: int, what: str) -> dict[str, JavaObject]:
-    """Iceberg's own scan tasks (each with the deletes that apply to it) for the given data files."""
+def scan_tasks(table: JavaObject, paths: list[str], snapshot_id: int, what: str) -> tuple[dict[str, JavaObject], dict[str, JavaObject]]:
+    """Iceberg's own scan tasks (each with the deletes that apply to it) for the given data
+    files, and their data file records (kept: every Py4J call counts on tables of thousands
+    of files), both by path."""
     wanted = set(paths)
     found: dict[str, JavaObject] = {}
+    files: dict[str, JavaObject] = {}
     with java_errors(f"{what} planning"):
         tasks = table.newScan().useSnapshot(snapshot_id).planFiles()
         try:
             iterator = tasks.iterator()
             while iterator.hasNext() and len(found) < len(wanted):
                 task = iterator.next()
-                location = str(task.file().location())
+                data_file = task.file()
+                location = str(data_file.location())
                 if location in wanted:
-                    found[location] = task
+                    found[location], files[location] = task, data_file
         finally:
             tasks.close()
     missing = wanted - set(found)
     if missing:
         raise UsageError(f"{what} could not plan {sorted(missing)[0]}: not in the snapshot's scan")
-    return found
+    return found, files
 
 
 def java_delete_records(ctx: JobContext, snapshot_id: int, wanted: set[str], tasks: list[JavaObject]) -> dict[str, JavaObject]:
