@@ -8,12 +8,18 @@ icemaint runs through its command line in a subprocess, the way users and cron r
 
 Checks are independent of icemaint's own: content through Spark into a Parquet copy and
 EXCEPT ALL both ways (tests/services/spark_worker.py); files through boto3 against the
-bucket; referenced files through pyiceberg's manifests.
+bucket (os on local files); referenced files and per-partition file and manifest counts
+through pyiceberg's manifests.
+
+The matrix is {SQL catalog + local files, Hive + S3, REST + S3}: every job end to end on
+each, leases and fencing on Hive and REST, `icemaint run` per table and over every
+catalog's tables at once (naming none) from one config naming all three.
 
 Markers: `hive` and `rest` select a catalog; every test here carries `s3` (they all need
-the S3 server), so `pytest -m "hive or rest or s3"` runs exactly the matrix. The SQL
-catalog on local files runs the jobs in the rest of the suite; here it takes part in the
-`icemaint run` cycle over a config naming all three catalogs.
+the services: the config and the Spark worker name every catalog), so
+`pytest -m "hive or rest or s3"` runs exactly the matrix, SQL + local files included,
+and `make test` (`not (hive or rest or s3 or faults)`) none of it: each case runs once,
+in `make test-integration`.
 """
 
 from __future__ import annotations
@@ -94,6 +100,9 @@ class Matrix:
     def s3(self):  # type: ignore[no-untyped-def]
         return self.services.s3.client()
 
+    def storage(self) -> Storage:
+        return Storage(self.s3())
+
 
 @pytest.fixture(scope="module")
 def matrix(catalog_services: Services, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Matrix]:
@@ -117,7 +126,7 @@ def matrix(catalog_services: Services, tmp_path_factory: pytest.TempPathFactory)
         print("\ncatalog matrix CLI seconds: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(durations.items())))
 
 
-def _write_policies(folder: Path) -> Path:
+def _write_policies(folder: Path, namespace: str = "daemon", tables: str = "*") -> Path:
     import yaml
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -125,39 +134,66 @@ def _write_policies(folder: Path) -> Path:
         policy = {
             "name": f"matrix-{catalog}",
             "priority": 50,
-            "select": {"catalogs": catalog, "namespaces": "daemon", "tables": "*"},
+            "select": {"catalogs": catalog, "namespaces": namespace, "tables": tables},
             "jobs": {job: {"when": _POLICY_TRIGGERS[job]}},
         }
         (folder / f"{catalog}.yaml").write_text(yaml.safe_dump(policy, sort_keys=False))
     return folder
 
 
-# -- independent views of the bucket and of the metadata -----------------------------------
-def bucket_key(location: str) -> tuple[str, str]:
-    """(bucket, key) of an s3://, s3a:// or s3n:// location."""
+# -- independent views of the stored files and of the metadata -------------------------------
+def canonical(location: str) -> tuple[str, str, str]:
+    """(store, authority, path) of one stored file however it is spelled: s3://, s3a://
+    and s3n:// are ("s3", bucket, key); file:/x, file:///x and /x are ("file", "", "/x")."""
     parts = urlsplit(location)
-    assert parts.scheme in ("s3", "s3a", "s3n"), location
-    return parts.netloc, parts.path.lstrip("/")
+    if parts.scheme in ("s3", "s3a", "s3n"):
+        return "s3", parts.netloc, parts.path.lstrip("/")
+    assert parts.scheme in ("", "file") and not parts.netloc, location
+    return "file", "", os.path.normpath(parts.path)
+
+
+class Storage:
+    """What is stored, seen without icemaint: boto3 against the bucket, os on local files."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def exists(self, location: str) -> bool:
+        store, bucket, key = canonical(location)
+        if store == "file":
+            return Path(key).is_file()
+        try:
+            self.client.head_object(Bucket=bucket, Key=key)
+            return True
+        except self.client.exceptions.ClientError as exc:
+            if exc.response["Error"]["Code"] in ("404", "NoSuchKey", "NotFound"):
+                return False
+            raise
+
+    def with_checksums(self, locations: list[str]) -> list[str]:
+        """The files and, on local files, the `.NAME.crc` Hadoop's checksummed local file
+        system wrote beside each (an orphan's checksum is an orphan too)."""
+        found = list(locations)
+        for location in locations:
+            store, _, path = canonical(location)
+            checksum = Path(path).with_name(f".{Path(path).name}.crc")
+            if store == "file" and checksum.is_file():
+                found.append(str(checksum))
+        return found
+
+    def files(self, location: str) -> set[tuple[str, str, str]]:
+        """Every stored file under a location (S3 folder markers included), canonical."""
+        store, bucket, prefix = canonical(location)
+        if store == "file":
+            return {canonical(str(f)) for f in Path(prefix).rglob("*") if f.is_file()}
+        found: set[tuple[str, str, str]] = set()
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix.rstrip("/") + "/"):
+            found.update(("s3", bucket, obj["Key"]) for obj in page.get("Contents", []))
+        return found
 
 
 def object_exists(client: Any, location: str) -> bool:
-    bucket, key = bucket_key(location)
-    try:
-        client.head_object(Bucket=bucket, Key=key)
-        return True
-    except client.exceptions.ClientError as exc:
-        if exc.response["Error"]["Code"] in ("404", "NoSuchKey", "NotFound"):
-            return False
-        raise
-
-
-def object_keys(client: Any, location: str) -> set[str]:
-    """Every object key under a location (folder markers included), by boto3."""
-    bucket, prefix = bucket_key(location.rstrip("/") + "/")
-    keys: set[str] = set()
-    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
-        keys.update(obj["Key"] for obj in page.get("Contents", []))
-    return keys
+    return Storage(client).exists(location)
 
 
 def referenced_by_snapshots(table: Any) -> set[str]:
@@ -174,14 +210,39 @@ def referenced_by_snapshots(table: Any) -> set[str]:
     return found
 
 
+def current_files(table: Any) -> tuple[int, dict[str, int], int]:
+    """The current snapshot as pyiceberg reads it: (manifests, data files per partition,
+    delete files)."""
+    from pyiceberg.manifest import DataFileContent
+
+    io, manifests = table.io, table.current_snapshot().manifests(table.io)
+    data: dict[str, int] = {}
+    deletes = 0
+    for manifest in manifests:
+        for entry in manifest.fetch_manifest_entry(io, discard_deleted=True):
+            if entry.data_file.content == DataFileContent.DATA:
+                key = repr(entry.data_file.partition)
+                data[key] = data.get(key, 0) + 1
+            else:
+                deletes += 1
+    return len(manifests), data, deletes
+
+
 def spelled(location: str, scheme: str) -> str:
-    """The same object named under another S3 scheme."""
-    return scheme + "://" + location.split("://", 1)[1]
+    """The same file named another way: scheme s3 or s3a on S3; file (file:///x) or ""
+    (a bare /x) on local files."""
+    store, authority, path = canonical(location)
+    if store == "s3":
+        assert scheme in ("s3", "s3a", "s3n"), scheme
+        return f"{scheme}://{authority}/{path}"
+    assert scheme in ("file", ""), scheme
+    return f"file://{path}" if scheme == "file" else path
 
 
 def other_spelling(location: str) -> str:
-    """s3:// <-> s3a://"""
-    return spelled(location, "s3" if location.startswith("s3a://") else "s3a")
+    """s3:// <-> s3a://; file:/x or file:///x <-> /x."""
+    scheme = urlsplit(location).scheme
+    return spelled(location, {"s3": "s3a", "s3a": "s3", "s3n": "s3", "file": "", "": "file"}[scheme])
 
 
 def snapshot_summaries(table: Any) -> list[dict[str, str]]:
@@ -212,13 +273,22 @@ def _write(io: Any, location: str, frame: pa.Table) -> str:
 
 
 # -- the pipeline ----------------------------------------------------------------------------
-@pytest.mark.parametrize("catalog", S3_CATALOGS)
+# The table location's scheme, and the two spellings orphans are planted under, per catalog.
+LOCATION_SCHEMES = {"sql_local": ("file",), "hive_s3": ("s3a",), "rest_s3": ("s3",)}
+PLANT_SPELLINGS = {"sql_local": ("file", ""), "hive_s3": ("s3", "s3a"), "rest_s3": ("s3", "s3a")}
+
+
+# SQL + local files carries only the module's `s3` marker: it needs the matrix's services
+# (its config and Spark worker name every catalog), not a catalog server's own marker.
+@pytest.mark.parametrize("catalog", [pytest.param("sql_local", id="sql+local"), *S3_CATALOGS])
 def test_every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
-    """workload -> REWRITE -> CONVERT -> MERGE -> EXPIRE (a writer's checkpoint kept) ->
-    ORPHANS (planted old orphans under s3:// and s3a://, a live file named in the other
-    spelling kept), each verified by icemaint and by the independent content oracle."""
+    """workload -> REWRITE -> CONVERT -> MERGE -> another writer's commits -> COMPACT ->
+    MANIFESTS -> EXPIRE (the writer's checkpoint kept) -> ORPHANS (planted old orphans
+    under both spellings of the store, s3:// and s3a:// or file:// and a bare path; a live
+    file named in the other spelling kept), each run with --verify and checked by the
+    independent content oracle."""
     name = f"{catalog}.matrix.cdc_{uuid.uuid4().hex[:8]}"
-    s3 = matrix.s3()
+    storage = matrix.storage()
 
     created = matrix.cli_json("workload", "cdc", name, "--rows", "900", "--commits", "3")
     assert created["created"] and created["equality_delete_files"] > 0 and created["position_delete_files"] > 0
@@ -227,15 +297,17 @@ def test_every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> N
     ref = parse_table_ref(name, config)
     table = load_table(config, ref)
     location = table.location().rstrip("/")
-    assert location.startswith({"hive_s3": "s3a://", "rest_s3": "s3://"}[catalog]), location
+    assert urlsplit(location).scheme in LOCATION_SCHEMES[catalog], location
 
     # Plant now, so that by ORPHANS they are older than its margin, as the live files are.
     tag = uuid.uuid4().hex[:8]
+    first, second = PLANT_SPELLINGS[catalog]
     old_orphans = [
-        _write(table.io, f"{spelled(location, 's3')}/data/region=0/orphan-s3-{tag}.parquet", _row_file(table, range(1, 3), 0)),
-        matrix.worker.call(spark_worker.write_hadoop_file, f"{spelled(location, 's3a')}/data/region=1/orphan-s3a-{tag}.parquet", b"PAR1 not really"),
+        _write(table.io, f"{spelled(location, first)}/data/region=0/orphan-{first or 'bare'}-{tag}.parquet", _row_file(table, range(1, 3), 0)),
+        matrix.worker.call(spark_worker.write_hadoop_file, f"{spelled(location, second)}/data/region=1/orphan-{second or 'bare'}-{tag}.parquet", b"PAR1 not really"),
         matrix.worker.call(spark_worker.write_hadoop_file, f"{location}/metadata/{tag}-orphan-m0.avro", b"Obj1 as if a failed commit left it"),
     ]
+    planted = storage.with_checksums(old_orphans)
     # A file another writer will add, named in the other spelling of the table location.
     live_other = _write(table.io, f"{other_spelling(location)}/data/region=2/outside-{tag}.parquet", _row_file(table, range(90_000_001, 90_000_004), 2))
     planted_at = time.time()
@@ -272,44 +344,71 @@ def test_every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> N
     checkpoint_id = load_table(config, ref).metadata.current_snapshot_id
     load_table(config, ref).append(_row_file(table, range(90_000_101, 90_000_103), 3))
     table = load_table(config, ref)
-    head_id = table.metadata.current_snapshot_id
-    assert any(f.endswith(f"outside-{tag}.parquet") and f.startswith(urlsplit(live_other).scheme + "://") for f in referenced_by_snapshots(table))
+    append_id = table.metadata.current_snapshot_id
+    assert live_other in referenced_by_snapshots(table)  # referenced as spelled
     after_writers = tmp_path / "rows-after-writers"
     assert matrix.worker.call(spark_worker.copy_rows, name, str(after_writers)) == created["expected_rows"] + 5
 
-    expire = matrix.cli_json("expire", name, "--older-than", "0s", "--retain-last", "1", "--checkpoint-key", CHECKPOINT_KEY, "--verify")
-    assert expire["status"] == "committed" and expire["files_deleted"] > 0, expire
+    # COMPACT: MERGE left one file per partition; the writers' files make two in two of
+    # them, and COMPACT makes those one again (all are far below the target size). The live
+    # file in the other spelling leaves the current snapshot; the checkpoint keeps it live.
+    _, data_files, delete_files = current_files(table)
+    assert delete_files == 0 and sorted(data_files.values()) == [1, 1, 2, 2], data_files
+    compact = matrix.cli_json("compact", name, "--min-input-files", "2", "--verify")
+    assert compact["status"] == "committed" and compact["content_verified"], compact
     table = load_table(config, ref)
-    assert {s.snapshot_id for s in table.metadata.snapshots} == {checkpoint_id, head_id}
-    missing = sorted(f for f in referenced_by_snapshots(table) if not object_exists(s3, f))
+    assert table.current_snapshot().snapshot_id == compact["snapshot_id"]
+    manifests, compacted, delete_files = current_files(table)
+    assert compacted.keys() == data_files.keys() and set(compacted.values()) == {1} and delete_files == 0, (data_files, compacted)
+    assert_same_rows(matrix, name, after_writers)
+
+    # MANIFESTS: the commits so far each left manifests of their own; rewritten, fewer hold them all.
+    assert manifests >= 2, manifests
+    rewritten = matrix.cli_json("manifests", name, "--verify")
+    assert rewritten["status"] == "committed" and rewritten["content_verified"] and rewritten["manifests_rewritten"] >= 2, rewritten
+    table = load_table(config, ref)
+    head_id = table.metadata.current_snapshot_id
+    assert head_id == rewritten["snapshot_id"] and table.current_snapshot().summary["icemaint.job"] == "manifests"
+    manifests_after, files_after, _ = current_files(table)
+    assert manifests_after < manifests and files_after == compacted, (manifests, manifests_after)
+    assert_same_rows(matrix, name, after_writers)
+
+    expire = matrix.cli_json("expire", name, "--older-than", "0s", "--retain-last", "1", "--checkpoint-key", CHECKPOINT_KEY, "--verify")
+    assert expire["status"] == "committed" and expire["files_deleted"] > 0 and expire["content_verified"], expire
+    table = load_table(config, ref)
+    # Kept: the head and every snapshot back to the checkpoint (a sink walks parents to find it).
+    assert {s.snapshot_id for s in table.metadata.snapshots} == {checkpoint_id, append_id, compact["snapshot_id"], head_id}
+    assert live_other in referenced_by_snapshots(table)  # by the checkpoint
+    missing = sorted(f for f in referenced_by_snapshots(table) if not storage.exists(f))
     assert not missing, f"referenced files gone after EXPIRE: {missing[:5]}"
     assert_same_rows(matrix, name, after_writers)
 
     # ORPHANS. With the policy floor of an hour, nothing planted here is old enough yet.
     recent = _write(table.io, f"{location}/data/region=3/orphan-recent-{tag}.parquet", _row_file(table, range(5, 6), 3))
-    cautious = matrix.cli_json("orphans", name, "--older-than", "1h")
+    cautious = matrix.cli_json("orphans", name, "--older-than", "1h", "--verify")
     assert cautious["status"] == "noop" and cautious.get("files_deleted", 0) == 0, cautious
     assert cautious["orphan_files_found"] == 0 and cautious["recent_files_kept"] >= len(old_orphans) + 1, cautious
 
-    # moto cannot backdate a file: take a margin that the planted files (and every live
-    # file, all written before them) have outlived, and that the fresh orphan, planted
-    # seconds ago, has not.
+    # The store cannot be made to backdate a file (moto cannot): take a margin that the
+    # planted files (and every live file, all written before them) have outlived, and that
+    # the fresh orphan, planted seconds ago, has not.
     age = time.time() - planted_at
     if age < 90:
         time.sleep(90 - age)
         age = 90.0
     margin = f"{int(age) - 30}s"
     dry = matrix.cli_json("orphans", name, "--older-than", margin, "--force", "--dry-run")
-    assert sorted(bucket_key(p) for p in dry["would_delete"]) == sorted(bucket_key(p) for p in old_orphans), dry
+    assert sorted(canonical(p) for p in dry["would_delete"]) == sorted(canonical(p) for p in planted), dry
 
-    keys_before = object_keys(s3, location)
-    orphans = matrix.cli_json("orphans", name, "--older-than", margin, "--force")
-    keys_after = object_keys(s3, location)
-    assert orphans["status"] == "committed" and orphans["files_deleted"] == len(old_orphans), orphans
-    assert keys_before - keys_after == {bucket_key(p)[1] for p in old_orphans}
-    assert object_exists(s3, recent) and object_exists(s3, live_other)
+    files_before = storage.files(location)
+    orphans = matrix.cli_json("orphans", name, "--older-than", margin, "--force", "--verify")
+    files_after = storage.files(location)
+    assert orphans["status"] == "committed" and orphans["files_deleted"] == len(planted), orphans
+    assert orphans["content_verified"] is True and orphans["fingerprint_before"] == orphans["fingerprint_after"], orphans
+    assert files_before - files_after == {canonical(p) for p in planted}
+    assert storage.exists(recent) and storage.exists(live_other)
     table = load_table(config, ref)
-    missing = sorted(f for f in referenced_by_snapshots(table) if not object_exists(s3, f))
+    missing = sorted(f for f in referenced_by_snapshots(table) if not storage.exists(f))
     assert not missing, f"referenced files gone after ORPHANS: {missing[:5]}"
     assert_same_rows(matrix, name, after_writers)
     logs = sorted((config.home / "logs").glob("*"))
@@ -388,6 +487,54 @@ def test_run_cycle_applies_the_catalogs_policy(matrix: Matrix, catalog: str, tmp
     assert [(r["job"], r["status"]) for r in results] == [(POLICY_JOBS[catalog], "committed")], results
     assert all(r["content_verified"] for r in results), results
     assert_same_rows(matrix, name, before)
+
+
+@pytest.mark.hive
+@pytest.mark.rest
+def test_run_naming_no_table_lists_every_catalog(matrix: Matrix, tmp_path: Path) -> None:
+    """`icemaint run` naming no table, from the config naming all three catalogs: it lists
+    the tables of the SQL catalog, the Hive Metastore and the REST catalog; each catalog's
+    policy (selected by catalog) picks its tables and its job; the due jobs run, verified.
+    A table that its catalog's policy does not select, though a job would be due on it, is
+    left alone. The other tests' tables are in the catalogs too; no policy here selects them."""
+    from maintenance.state.store import open_state
+
+    namespace = f"cycle_{uuid.uuid4().hex[:8]}"
+    selected = {catalog: f"{catalog}.{namespace}.t_{catalog}" for catalog in POLICY_JOBS}
+    left_alone = f"rest_s3.{namespace}.u_not_selected"
+    for seed, name in enumerate([*selected.values(), left_alone]):
+        made = matrix.worker.call(spark_worker.make_cdc_table, name, 600, 2, 42 + seed)
+        assert made["equality_delete_files"] > 0 and made["position_delete_files"] > 0, made
+    copies = {name: tmp_path / f"rows-{name}" for name in selected.values()}
+    for name, copy in copies.items():
+        matrix.worker.call(spark_worker.copy_rows, name, str(copy))
+    raw = {**matrix.raw, "policies": str(_write_policies(tmp_path / "policies", namespace=namespace, tables="t_*")),
+           "state": {"url": f"sqlite:///{tmp_path / 'state.db'}"}}
+    config_path = write_config(tmp_path / "cycle.yaml", raw)
+    config = load_config(str(config_path))
+    untouched = load_table(config, parse_table_ref(left_alone, config))
+
+    results = matrix.cli_json("run", config_path=config_path)
+
+    by_table = {r["table"]: r for r in results}
+    assert len(by_table) == len(results), results
+    assert {table: (r["job"], r["status"]) for table, r in by_table.items()} == {
+        selected[catalog]: (job, "committed") for catalog, job in POLICY_JOBS.items()
+    }, results
+    assert all(r["content_verified"] for r in results), results
+    state = open_state(config)
+    for catalog, name in selected.items():
+        runs = state.runs.list(table=name)
+        assert [(run.job, run.status, run.run_id) for run in runs] == [(POLICY_JOBS[catalog], "committed", by_table[name]["run_id"])], runs
+        assert runs[0].counters["content_verified"] is True, runs[0].counters
+        table = load_table(config, parse_table_ref(name, config))
+        summary = table.current_snapshot().summary
+        assert table.metadata.current_snapshot_id == runs[0].snapshot_id
+        assert (summary["icemaint.job"], summary["icemaint.run-id"]) == (POLICY_JOBS[catalog], runs[0].run_id), summary
+        assert_same_rows(matrix, name, copies[name])
+    assert state.runs.list(table=left_alone) == []
+    after = load_table(config, parse_table_ref(left_alone, config))
+    assert after.metadata_location == untouched.metadata_location and after.metadata.current_snapshot_id == untouched.metadata.current_snapshot_id
 
 
 # -- the REST fixture itself ------------------------------------------------------------------
