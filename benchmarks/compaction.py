@@ -13,7 +13,8 @@ For each size (change events : commits : partitioning), identical CDC tables (5%
 
 Full-scan and point-lookup times are medians of --repeat. Each job runs once per
 contender, since each needs its own fresh table. Bytes read and written are the Spark
-JVM's Hadoop file-system counters around the job. Every contender's content is verified
+JVM's Hadoop file-system counters plus the Python process's own (`common.io_counters`)
+around the job. Every contender's content is verified
 against the table before maintenance. Every contender first runs once, unmeasured, on a
 small table. Every number is measured by this run.
 """
@@ -97,7 +98,7 @@ def measure_size(config, spark, number: int, rows: int, commits: int, partitioni
         stages.append({"stage": f"after {label}", **reads(ref)})
     stages.append({"stage": "floor: the same rows compacted, no deletes", **reads(floor)})
     convert = {"key_mib": convert_run.get("key_bytes_scanned", 0) / 2**20, "delete_mib": convert_run.get("delete_bytes_scanned", 0) / 2**20,
-               "data_mib": convert_run.get("data_bytes_scanned", 0) / 2**20}
+               "data_mib": convert_run.get("data_bytes_scanned", 0) / 2**20, "engine": convert_run.get("scan_engine")}
     return {"rows": rows, "commits": commits, "partitioning": partitioning, "partitions": shape.partitions, "format_version": format_version, "expected_rows": expected.rows,
             "generate_s_per_table": generate_s, "jobs": jobs, "stages": stages, "convert": convert}
 

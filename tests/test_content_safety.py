@@ -47,7 +47,16 @@ def deletes_left(config: Config, ref: TableRef) -> tuple[int, int]:
 
 
 def run(config: Config, ref: TableRef, job: str, **options: Any):  # type: ignore[no-untyped-def]
-    return run_job(config, ref, job, options, verify=True)
+    """A verified run; "convert-spark" is CONVERT made to find positions with Spark (a small
+    conversion runs in the driver), and each CONVERT that committed must have used the engine
+    it was meant to."""
+    spark_engine = job == "convert-spark"
+    if spark_engine:
+        job, options = "convert", {**options, "local_max_bytes": 1}
+    result = run_job(config, ref, job, options, verify=True)
+    if job == "convert" and result.status == COMMITTED:
+        assert result.counters["scan_engine"] == ("spark" if spark_engine else "driver"), result.counters
+    return result
 
 
 def create(spark: Any, ref: TableRef, columns: str, properties: str = "") -> None:
@@ -57,7 +66,7 @@ def create(spark: Any, ref: TableRef, columns: str, properties: str = "") -> Non
 
 
 @pytest.mark.parametrize("metrics", ["counts", "none"])
-@pytest.mark.parametrize("job", ["convert", "merge"])
+@pytest.mark.parametrize("job", ["convert", "convert-spark", "merge"])
 def test_null_and_value_keys_under_sparse_metrics(spark, config: Config, tmp_path: Path, metrics: str, job: str) -> None:
     """Issue scenario: a delete holding {NULL, 5, 10} registered with counts (or no) metrics."""
     ref = fresh_ref(config, "sparse")
@@ -75,7 +84,7 @@ def test_null_and_value_keys_under_sparse_metrics(spark, config: Config, tmp_pat
     assert deletes_left(config, ref)[0] == 0
 
 
-@pytest.mark.parametrize("job", ["convert", "merge"])
+@pytest.mark.parametrize("job", ["convert", "convert-spark", "merge"])
 def test_composite_keys_with_nulls_and_a_key_past_the_hundredth_column(spark, config: Config, tmp_path: Path, job: str) -> None:
     """Two-column deletes with NULL in either column; the second key column is the 102nd,
     which Iceberg gives no metrics by default."""
@@ -105,7 +114,7 @@ def test_composite_keys_with_nulls_and_a_key_past_the_hundredth_column(spark, co
     [("INT", "BIGINT", (3, 4, 5, 450)), ("DECIMAL(9,2)", "DECIMAL(18,2)", ("3.00", "4.00", "5.00", "450.00"))],
     ids=["int-long", "decimal-widened"],
 )
-@pytest.mark.parametrize("job", ["convert", "merge"])
+@pytest.mark.parametrize("job", ["convert", "convert-spark", "merge"])
 def test_key_column_promoted_mid_history(spark, config: Config, tmp_path: Path, job: str, old_type: str, new_type: str, values: tuple) -> None:
     """Files written before the promotion hold the old physical type; deletes from both sides of it."""
     ref = fresh_ref(config, "promo")
@@ -130,7 +139,7 @@ def _typed(value: Any) -> Any:
     return Decimal(value) if isinstance(value, str) else value
 
 
-@pytest.mark.parametrize("job", ["convert", "merge"])
+@pytest.mark.parametrize("job", ["convert", "convert-spark", "merge"])
 def test_floating_point_keys_match_as_iceberg_matches_them(spark, config: Config, tmp_path: Path, job: str) -> None:
     """-0.0 and 0.0 are different keys to Iceberg (and equal to a plain Spark join); NaN
     matches NaN, but only where Iceberg's planner lets the delete reach the file: bounds
@@ -152,7 +161,7 @@ def test_floating_point_keys_match_as_iceberg_matches_them(spark, config: Config
     assert deletes_left(config, ref)[0] == 0
 
 
-@pytest.mark.parametrize("job", ["convert", "merge"])
+@pytest.mark.parametrize("job", ["convert", "convert-spark", "merge"])
 def test_float_key_promoted_to_double_mid_history(spark, config: Config, tmp_path: Path, job: str) -> None:
     """float -> double: old files hold float32 keys, deletes come from both sides of the
     promotion (a float32 value read as double is not the double of its decimal text). Both
@@ -239,7 +248,7 @@ def convert_dropping_one_files_positions(config: Config, ref: TableRef, monkeypa
 
     with monkeypatch.context() as patched:
         patched.setattr(scan, "write_position_deletes", drop_one_files_positions)
-        return run(config, ref, "convert")
+        return run(config, ref, "convert-spark")
 
 
 def test_a_staged_result_that_does_not_verify_is_never_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -310,8 +319,8 @@ def _without_first_added(module: Any, name: str) -> Any:
 
 @pytest.mark.parametrize(
     "job, format_version, options",
-    [("merge", 2, {}), ("compact", 2, {"min_input_files": 2}), ("rewrite", 2, {}), ("convert", 3, {}), ("merge", 3, {})],
-    ids=["merge", "compact", "rewrite", "convert-dv", "merge-v3"],
+    [("merge", 2, {}), ("compact", 2, {"min_input_files": 2}), ("rewrite", 2, {}), ("convert", 2, {}), ("convert", 3, {}), ("merge", 3, {})],
+    ids=["merge", "compact", "rewrite", "convert", "convert-dv", "merge-v3"],
 )
 def test_every_job_publishes_nothing_that_does_not_verify(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           job: str, format_version: int, options: dict[str, Any]) -> None:

@@ -19,6 +19,23 @@ from tests.row_deltas import commit_row_delta
 from tests.test_cli import in_process
 
 
+@pytest.fixture(autouse=True, params=["driver", "spark"])
+def engine(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test runs on both of CONVERT's engines: the driver's (small conversions, so the
+    default here) and Spark's (forced by leaving the driver nothing it may take, and
+    checked: the driver's scan must not run)."""
+    import maintenance.jobs.convert.run as convert_run
+
+    if request.param == "spark":
+        monkeypatch.setattr(convert_run, "local_refusal", lambda plan, schema: "the test runs the Spark engine")
+
+        def not_called(*args: Any, **kwargs: Any) -> None:
+            raise AssertionError("the driver's scan ran where the Spark engine was asked for")
+
+        monkeypatch.setattr(convert_run, "find_positions_locally", not_called)
+    return str(request.param)
+
+
 def health_of(config: Config, ref: TableRef):  # type: ignore[no-untyped-def]
     return table_health(str(ref), load_table(config, ref), small_file_bytes=1)
 

@@ -22,7 +22,7 @@ COUNTERS: dict[str, str] = {
     "data_files_scanned": "data files read to find deleted rows",
     "data_bytes_scanned": "bytes of the data files read to find deleted rows",
     "key_bytes_scanned": "bytes of the key columns of those data files (what the scan needs of them)",
-    "delete_bytes_scanned": "bytes of the equality delete files read",
+    "delete_bytes_scanned": "bytes of the delete files read (the equality deletes converted, the position delete files folded in)",
     "snapshots_planned": "snapshots the plan expires",
     "partitions_skipped": "partitions left alone because the job cannot read one of their files (e.g. Avro or ORC deletes)",
     # what a rewrite did

@@ -24,6 +24,7 @@ once), as Iceberg's own DV writers do through `loadPreviousDeletes`.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -69,7 +70,7 @@ class DvChange:
 
 
 def build_dvs(spark: SparkSession, table: JavaObject, io: FileIO, files: SnapshotFiles, new: dict[str, NewDeletes],
-              java_data: dict[str, JavaObject], operation_id: str) -> DvChange:
+              java_data: Mapping[str, JavaObject], operation_id: str) -> DvChange:
     """Write one complete DV per data file of `new` (paths as the table spells them) into one
     Puffin file; files ending with no position get none."""
     index = DeleteIndex(files)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from maintenance.errors import ConflictError
@@ -14,9 +14,37 @@ if TYPE_CHECKING:
 
 
 def java_record_key(content_file: JavaObject) -> str:
-    """`TableFile.key` of a Java content file record (a DV's blob offset beside its path)."""
-    offset = content_file.contentOffset() if str(content_file.format().name()) == "PUFFIN" else None
-    return record_key(str(content_file.location()), None if offset is None else int(offset))
+    """`TableFile.key` of a Java content file record (a DV's blob offset beside its path).
+    Only a Puffin file's record is asked for its format and offset (Py4J round trips add up
+    over thousands of files)."""
+    location = str(content_file.location())
+    offset = None
+    if location.lower().endswith(".puffin") and str(content_file.format().name()) == "PUFFIN":
+        offset = content_file.contentOffset()
+    return record_key(location, None if offset is None else int(offset))
+
+
+class LazyFiles(Mapping[str, JavaObject]):
+    """Java records by path, looked up only when first asked for (a job's path may need
+    none of them)."""
+
+    def __init__(self, load: Callable[[], dict[str, JavaObject]]) -> None:
+        self._load = load
+        self._files: dict[str, JavaObject] | None = None
+
+    def _loaded(self) -> dict[str, JavaObject]:
+        if self._files is None:
+            self._files = self._load()
+        return self._files
+
+    def __getitem__(self, path: str) -> JavaObject:
+        return self._loaded()[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._loaded())
+
+    def __len__(self) -> int:
+        return len(self._loaded())
 
 
 class JavaFiles:

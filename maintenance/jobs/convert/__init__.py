@@ -12,4 +12,5 @@ SPEC = JobSpec(
     run=run.run,
     estimate=run.estimate,
     formats=(1, 2, 3),
+    counters={"scan_engine": "what found the deleted rows' positions: the driver (a small conversion, see local_max_bytes) or spark"},
 )

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from maintenance.jobs.convert.options import ConvertOptions
+from maintenance.jobs.convert.options import DEFAULT_LOCAL_MAX_BYTES, ConvertOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
@@ -35,6 +35,7 @@ class ConvertPlan:
     applies_to: dict[str, list[str]] = field(default_factory=dict)  # data path -> planned delete paths the rule applies
     global_deletes: frozenset[str] = frozenset()  # paths of planned deletes whose spec is unpartitioned
     target_size: int = DELETE_TARGET_DEFAULT  # bytes per position delete file (write.delete.target-file-size-bytes)
+    local_max_bytes: int = DEFAULT_LOCAL_MAX_BYTES  # at most this much to read: the driver finds the positions (`local_scan`)
     position_deletes: list[TableFile] = field(default_factory=list)  # format 2: v2 position delete files folded into the output
     position_data: list[TableFile] = field(default_factory=list)  # live data files their entries may point at
 
@@ -49,7 +50,7 @@ class ConvertPlan:
             "data_files_scanned": len(self.targets),
             "data_bytes_scanned": sum(t.size for t in self.targets),
             "key_bytes_scanned": sum(t.stats.sizes.get(fid, 0) for t in self.targets for fid in key_ids),
-            "delete_bytes_scanned": sum(d.size for d in self.deletes),
+            "delete_bytes_scanned": sum(d.size for d in (*self.deletes, *self.position_deletes)),
             "position_delete_files_planned": len(self.position_deletes),
         }
 
@@ -83,6 +84,7 @@ class ConvertPlan:
 def plan(inputs: PlanInput, options: ConvertOptions) -> ConvertPlan:
     found = plan_convert(inputs.files, partitions=options.partitions, max_delete_files=options.max_delete_files)
     found.target_size = delete_file_target(inputs.table.properties)
+    found.local_max_bytes = options.local_max_bytes
     return found
 
 

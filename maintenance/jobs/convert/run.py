@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import structlog
 
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.convert.commit import convert_commit, dv_commit
+from maintenance.jobs.convert.local_scan import NotLocal, find_positions_locally, local_bytes, local_refusal
 from maintenance.jobs.convert.plan import ConvertPlan
-from maintenance.jobs.convert.scan import find_positions, key_column, needs_iceberg_pairs
+from maintenance.jobs.convert.scan import ScanResult, find_positions, key_column, needs_iceberg_pairs
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.spec import SCAN_BYTES_PER_S
 from maintenance.spark.errors import java_errors
-from maintenance.spark.java_files import JavaFiles
-from maintenance.spark.jvm import java_long
+from maintenance.spark.java_files import JavaFiles, LazyFiles
+from maintenance.spark.jvm import JavaObject, java_long
 from maintenance.spark.planned_pairs import equality_pairs
 from maintenance.table.health import TableHealth
 
@@ -30,7 +33,7 @@ def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
     fenced = ctx.table
     java_files = JavaFiles(ctx.spark, fenced.java, plan.snapshot_id)
     java_deletes = java_files.delete_files({d.path for d in (*plan.deletes, *plan.position_deletes)})
-    java_targets = java_files.data_files({t.path for t in plan.targets})
+    java_targets = LazyFiles(lambda: java_files.data_files({t.path for t in plan.targets}))  # the driver's scan of a v2 table needs few or none
     log.info("converting equality deletes", deletes=len(plan.deletes), data_files=len(plan.targets), output=ctx.staging_dir)
     removed = {
         **plan.counters(),
@@ -40,10 +43,10 @@ def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
     pairs = None
     if needs_iceberg_pairs(schema, plan.deletes):
         with java_errors("CONVERT planning"):
-            pairs = equality_pairs(fenced.java, java_long(ctx.spark, plan.snapshot_id), java_targets)
-    if ctx.metadata.files.format_version >= 3:
-        scan = find_positions(ctx.spark, fenced.java, plan, schema, java_targets, java_deletes, ctx.staging_dir, plan.target_size, collect=True,
-                              iceberg_pairs=pairs)
+            pairs = equality_pairs(fenced.java, java_long(ctx.spark, plan.snapshot_id), {t.path for t in plan.targets})
+    v3 = ctx.metadata.files.format_version >= 3
+    scan = _scan(ctx, plan, java_targets, java_deletes, pairs, collect=v3)
+    if v3:
         change, dvs = dv_commit(fenced.java, ctx.spark, table.io, ctx.metadata.files, plan, scan, java_deletes, java_targets, ctx.run_id)
         ctx.progress("deletion vectors written", deletion_vectors_added=len(dvs.added))
         counters = {
@@ -55,7 +58,6 @@ def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
             "bytes_written": dvs.bytes_written,
         }
     else:
-        scan = find_positions(ctx.spark, fenced.java, plan, schema, java_targets, java_deletes, ctx.staging_dir, plan.target_size, iceberg_pairs=pairs)
         commit = convert_commit(fenced.java, ctx.spark, plan, scan, java_deletes, java_targets)
         ctx.progress("positions written", position_delete_files_added=commit.position_delete_files_added)
         change = commit.change
@@ -71,8 +73,30 @@ def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
     return JobOutcome(
         COMMITTED,
         snapshot_id=snapshot_id,
-        counters={**removed, **counters, "data_rows_read": scan.data_rows_read, "snapshots_published": 1},
+        counters={**removed, **counters, "data_rows_read": scan.data_rows_read, "snapshots_published": 1, "scan_engine": scan.engine},
     )
+
+
+def _scan(ctx: JobContext, plan: ConvertPlan, java_targets: Mapping[str, JavaObject], java_deletes: dict[str, JavaObject],
+          pairs: set[tuple[str, str]] | None, *, collect: bool) -> ScanResult:
+    """The positions, found in the driver when the conversion is small enough and the driver
+    reads every file of it (`local_scan`), else by a Spark job (`scan`)."""
+    assert ctx.metadata is not None
+    table = ctx.metadata.table
+    schema = table.schema()
+    size = local_bytes(plan)
+    refusal = local_refusal(plan, schema) or (f"{size} bytes to read, above local_max_bytes" if size > plan.local_max_bytes else None)
+    if refusal is None:
+        try:
+            scan = find_positions_locally(table.io, schema, table.name_mapping(), plan, ctx.staging_dir, plan.target_size, collect=collect,
+                                          iceberg_pairs=pairs)
+            scan.engine = "driver"
+            return scan
+        except NotLocal as exc:
+            refusal = str(exc)
+    log.info("finding positions with Spark", reason=refusal)
+    return find_positions(ctx.spark, ctx.table.java, plan, schema, java_targets, java_deletes, ctx.staging_dir, plan.target_size, collect=collect,
+                          iceberg_pairs=pairs)
 
 
 def estimate(health: TableHealth) -> float:

@@ -23,7 +23,7 @@ another row.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -57,6 +57,7 @@ class ScanResult:
     delete_rows_read: int
     positions: dict[str, set[int]] = field(default_factory=dict)  # format 3: data file path -> positions found
     position_records_read: int = 0  # entries read from the position delete files folded in
+    engine: str = "spark"  # what found them: "spark" (this module) or "driver" (`local_scan`)
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ def find_positions(
     table: JavaObject,
     plan: ConvertPlan,
     schema: Schema,
-    java_targets: dict[str, JavaObject],
+    java_targets: Mapping[str, JavaObject],
     java_deletes: dict[str, JavaObject],
     output_dir: str,
     target_size: int,
