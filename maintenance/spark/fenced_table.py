@@ -157,6 +157,10 @@ class FencedTable:
         gateway.python_parameters.propagate_java_exceptions = True
         self.spark = spark
         self.fence = fence
+        # Reads and uncommitted writes (a rewrite's new files, collected by Iceberg's rewrite
+        # coordinator) go through the catalog's own table: the fenced one answers every
+        # `schema()`, `io()`, `spec()` through a Py4J callback (hundreds per rewrite).
+        self.real = real_table
         self.ops = FencedOperations(real_table.operations(), fence, jvm(spark).org.apache.iceberg.TableMetadata.buildFrom)
         self.java = jvm(spark).org.apache.iceberg.BaseTable(self.ops, real_table.name())
         self._claimed = False

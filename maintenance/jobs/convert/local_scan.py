@@ -92,18 +92,11 @@ def find_positions_locally(io: FileIO, schema: Schema, name_mapping: NameMapping
                            collect: bool = False, iceberg_pairs: set[tuple[str, str]] | None = None) -> ScanResult:
     """`scan.find_positions`, in the driver (raises NotLocal before writing anything when a
     file turns out to need Spark)."""
-    partitions: dict[PartitionKey, int] = {}
-    for ref in (*plan.targets, *plan.deletes):
-        partitions.setdefault(ref.partition_key, len(partitions))
+    partitions = plan.partition_ids()
     reader = _Reader(io, schema, name_mapping)
     found: list[pa.Table] = []  # columns: part (int32), file_path (string), pos (int64)
     data_rows = delete_rows = 0
-    for field_ids in sorted({d.equality_ids for d in plan.deletes}):
-        deletes = [d for d in plan.deletes if d.equality_ids == field_ids]
-        paths = {d.path for d in deletes}
-        targets = [t for t in plan.targets if paths.intersection(plan.applies_to.get(t.path, ()))]
-        if not targets:
-            continue
+    for field_ids, deletes, targets in plan.key_groups():
         matched, read_data, read_deletes = _equality_matches(reader, plan, field_ids, targets, deletes, partitions, iceberg_pairs)
         found.append(matched)
         data_rows += read_data

@@ -54,6 +54,26 @@ class ConvertPlan:
             "position_delete_files_planned": len(self.position_deletes),
         }
 
+    def partition_ids(self) -> dict[PartitionKey, int]:
+        """A number for every partition a position may land in (the targets', then the deletes'),
+        which both scan engines tag positions with."""
+        ids: dict[PartitionKey, int] = {}
+        for ref in (*self.targets, *self.deletes):
+            ids.setdefault(ref.partition_key, len(ids))
+        return ids
+
+    def key_groups(self) -> list[tuple[tuple[int, ...], list[TableFile], list[TableFile]]]:
+        """(equality field ids, the deletes on exactly those fields, the targets one of them
+        may apply to): each group is one join of the scan, on its own key columns."""
+        groups = []
+        for field_ids in sorted({d.equality_ids for d in self.deletes}):
+            deletes = [d for d in self.deletes if d.equality_ids == field_ids]
+            paths = {d.path for d in deletes}
+            targets = [t for t in self.targets if paths.intersection(self.applies_to.get(t.path, ()))]
+            if targets:
+                groups.append((field_ids, deletes, targets))
+        return groups
+
     def sequence_number_for(self, partition: PartitionKey) -> int:
         """The number a position delete file of `partition` takes: the highest of the deletes
         whose positions can land in it (the equality deletes applying to its data files, and

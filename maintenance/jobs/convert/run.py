@@ -31,7 +31,7 @@ def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
             key_column(schema, field_id)  # an unsupported key type fails before any Spark work
 
     fenced = ctx.table
-    java_files = JavaFiles(ctx.spark, fenced.java, plan.snapshot_id)
+    java_files = JavaFiles(ctx.spark, fenced.real, plan.snapshot_id)
     java_deletes = java_files.delete_files({d.path for d in (*plan.deletes, *plan.position_deletes)})
     java_targets = LazyFiles(lambda: java_files.data_files({t.path for t in plan.targets}))  # the driver's scan of a v2 table needs few or none
     log.info("converting equality deletes", deletes=len(plan.deletes), data_files=len(plan.targets), output=ctx.staging_dir)
@@ -43,7 +43,7 @@ def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
     pairs = None
     if needs_iceberg_pairs(schema, plan.deletes):
         with java_errors("CONVERT planning"):
-            pairs = equality_pairs(fenced.java, java_long(ctx.spark, plan.snapshot_id), {t.path for t in plan.targets})
+            pairs = equality_pairs(fenced.real, java_long(ctx.spark, plan.snapshot_id), {t.path for t in plan.targets})
     v3 = ctx.metadata.files.format_version >= 3
     scan = _scan(ctx, plan, java_targets, java_deletes, pairs, collect=v3)
     if v3:
@@ -95,7 +95,7 @@ def _scan(ctx: JobContext, plan: ConvertPlan, java_targets: Mapping[str, JavaObj
         except NotLocal as exc:
             refusal = str(exc)
     log.info("finding positions with Spark", reason=refusal)
-    return find_positions(ctx.spark, ctx.table.java, plan, schema, java_targets, java_deletes, ctx.staging_dir, plan.target_size, collect=collect,
+    return find_positions(ctx.spark, ctx.table.real, plan, schema, java_targets, java_deletes, ctx.staging_dir, plan.target_size, collect=collect,
                           iceberg_pairs=pairs)
 
 

@@ -127,21 +127,15 @@ def find_positions(
     from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
-    partitions: dict[PartitionKey, int] = {}
-    for ref in (*plan.targets, *plan.deletes):
-        partitions.setdefault(ref.partition_key, len(partitions))
+    partitions = plan.partition_ids()
 
     results: list[DataFrame] = []
     observations: list[tuple[Observation, DataFrame, int]] = []
     cached: list[DataFrame] = []
     delete_rows = 0
     with java_errors("CONVERT scan"), ExitStack() as reads:
-        for field_ids in sorted({d.equality_ids for d in plan.deletes}):
-            deletes = [d for d in plan.deletes if d.equality_ids == field_ids]
+        for field_ids, deletes, targets in plan.key_groups():
             paths = {d.path for d in deletes}
-            targets = [t for t in plan.targets if paths.intersection(plan.applies_to.get(t.path, ()))]
-            if not targets:
-                continue
             columns = [(f"k{fid}", key_column(schema, fid)) for fid in field_ids]
             data_raw = reads.enter_context(raw_rows(spark, table, [java_targets[t.path] for t in targets]))
             delete_raw = reads.enter_context(raw_rows(spark, table, [java_deletes[d.path] for d in deletes], delete_files=True))

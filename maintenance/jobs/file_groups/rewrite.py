@@ -65,7 +65,7 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     groups = within_budget(plan_groups(plan.targets, plan.current_spec_id, fractions, max_group_bytes=plan.options.max_group_bytes,
                                           target_size=plan.target_size, max_concurrent_groups=plan.options.max_concurrent_groups),
                            plan.options.max_bytes_per_run)
-    tasks, data_files = scan_tasks(fenced.java, [f.path for group in groups for f in group.files], plan.snapshot_id, what)
+    tasks, data_files = scan_tasks(fenced.real, [f.path for group in groups for f in group.files], plan.snapshot_id, what)
     reach = delete_reach(files, plan.deletes)
     droppable = coverable(reach, set(tasks))
     with java_errors(f"{what} planning"):
@@ -85,7 +85,7 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     )
 
     def write(group: FileGroup, group_tasks: list[JavaObject]) -> list[JavaObject]:
-        return rewrite_group(ctx.spark, fenced.java, group, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
+        return rewrite_group(ctx.spark, fenced.real, group, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
                              ordering=ordering)
 
     outcome = run_groups(ctx, work, plan.options, write)
@@ -136,5 +136,5 @@ def java_delete_records(ctx: JobContext, snapshot_id: int, wanted: set[str], tas
             found.setdefault(key, delete)
     missing = wanted - set(found)
     if missing:
-        found.update(JavaFiles(ctx.spark, ctx.table.java, snapshot_id).delete_files(missing))
+        found.update(JavaFiles(ctx.spark, ctx.table.real, snapshot_id).delete_files(missing))
     return found

@@ -113,7 +113,7 @@ def _combine(ctx: JobContext, plan: RewritePlan, output_dir: str) -> tuple[int, 
     from pyspark.sql import functions as F
 
     part_ids = {key: i for i, key in enumerate(plan.partitions)}
-    with java_errors("REWRITE scan"), live_position_entries(ctx.spark, ctx.table.java, plan.snapshot_id, plan.deletes, plan.data, part_ids) as entries:
+    with java_errors("REWRITE scan"), live_position_entries(ctx.spark, ctx.table.real, plan.snapshot_id, plan.deletes, plan.data, part_ids) as entries:
         matched_obs, kept_obs = Observation(), Observation()
         kept = entries.frame.observe(matched_obs, F.count(F.lit(1)).alias("rows")).distinct().observe(kept_obs, F.count(F.lit(1)).alias("rows"))
         bytes_per_record = max(1.0, sum(d.size for d in plan.deletes) / max(1, sum(d.records for d in plan.deletes)))
