@@ -15,6 +15,7 @@ from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
 from tests.helpers import model_rows, spark_rows
+from tests.iceberg_oracle import FrozenRows
 from tests.row_deltas import commit_row_delta
 from tests.test_cli import in_process
 
@@ -306,3 +307,85 @@ def test_folded_position_deletes_keep_exactly_the_rows_they_deleted(spark, confi
     entries = spark.read.parquet(*[r.file_path for r in spark.sql(f"SELECT file_path FROM {ref.spark_name}.delete_files").collect()])
     assert sorted((r.file_path, r.pos) for r in entries.collect()) == [(a_path, 0), (a_path, 5)]  # B's entry, which never applied, is gone
     assert sequence_numbers(spark, ref, 1) == [4]
+
+
+# -- files the driver engine must read as Iceberg's reader does, or leave to Spark ---------
+def _migrated(spark, config: Config, tmp_path, columns: str, source) -> TableRef:  # type: ignore[no-untyped-def]
+    """A table of Parquet files some other writer made (no field ids), added with Iceberg's
+    `add_files` (which gives the table a name mapping)."""
+    ref = fresh_ref(config, "migrated")
+    folder = str(tmp_path / "source")
+    source.coalesce(1).write.parquet(folder)
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
+    spark.sql(f"CREATE TABLE {ref.spark_name} ({columns}) USING iceberg TBLPROPERTIES ('format-version'='2', 'write.delete.mode'='merge-on-read')")
+    spark.sql(f"CALL {ref.catalog}.system.add_files(table => '{'.'.join(ref.namespace)}.{ref.name}', source_table => '`parquet`.`{folder}`')")
+    return ref
+
+
+def test_a_migrated_table_with_int96_timestamps_is_converted(spark, config: Config, tmp_path, engine: str) -> None:  # type: ignore[no-untyped-def]
+    """Spark's own Parquet writes timestamps as INT96 by default: the driver reads only the
+    key columns, so a non-key INT96 column does not stop it."""
+    ref = _migrated(spark, config, tmp_path, "id BIGINT, k STRING, ts TIMESTAMP",
+                    spark.range(0, 100).selectExpr("id", "cast(id % 10 as string) k", "timestamp_micros(id) ts"))
+    commit_row_delta(spark, config, ref, equality_deletes=[{"k": "7"}], equality_columns=("k",))
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+
+    result = run_convert(config, ref)
+
+    assert result.status == COMMITTED and result.content_verified and result.counters["scan_engine"] == engine, result
+    frozen.assert_same()
+
+
+def test_a_millisecond_timestamp_key_is_left_to_icebergs_reader(spark, config: Config, tmp_path, engine: str) -> None:  # type: ignore[no-untyped-def]
+    """A migrated file's TIMESTAMP_MILLIS column is read by Iceberg's (vectorized) reader as
+    microseconds: readers see 1970 values where pyarrow sees 2020 ones. The delete holds the
+    value readers see, so only Iceberg's reader finds its rows: the driver hands over."""
+    from datetime import datetime, timedelta, timezone
+
+    spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MILLIS")
+    try:
+        ref = _migrated(spark, config, tmp_path, "id BIGINT, ts TIMESTAMP",
+                        spark.range(0, 200).selectExpr("id", "timestamp_micros(1600000000000000 + (id % 5) * 1000) ts"))
+    finally:
+        spark.conf.unset("spark.sql.parquet.outputTimestampType")
+    seen = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(microseconds=1600000000003)
+    commit_row_delta(spark, config, ref, equality_deletes=[{"ts": seen}], equality_columns=("ts",))
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    assert frozen.rows == 160  # the scenario is the one described: Iceberg's reader hides 40 rows
+
+    result = run_convert(config, ref)
+
+    assert result.status == COMMITTED and result.content_verified and result.counters["scan_engine"] == "spark", result
+    frozen.assert_same()
+
+
+def test_a_key_without_a_field_id_beside_columns_with_one_reads_as_missing(spark, config: Config, tmp_path, engine: str) -> None:  # type: ignore[no-untyped-def]
+    """Iceberg's reader matches columns by field id as soon as any column of a file has one:
+    the key column without one is missing (NULL to readers), whatever the name mapping says,
+    so the delete of 'x' deletes nothing readers see. The driver hands over to Spark."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from maintenance.spark.content_files import ContentFiles
+    from maintenance.spark.jvm import load_java_table
+    from tests.file_checks import local
+
+    ref = fresh_ref(config, "partialids")
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT, k STRING) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    java = load_java_table(spark, ref)
+    mapping = spark._jvm.org.apache.iceberg.mapping.MappingUtil.create(java.schema())
+    java.updateProperties().set("schema.name-mapping.default", spark._jvm.org.apache.iceberg.mapping.NameMappingParser.toJson(mapping)).commit()
+    location = f"{load_table(config, ref).location()}/data/partial-ids.parquet"
+    local(location).parent.mkdir(parents=True, exist_ok=True)
+    schema = pa.schema([pa.field("id", pa.int64(), metadata={"PARQUET:field_id": "1"}), pa.field("k", pa.string())])
+    pq.write_table(pa.table({"id": list(range(100)), "k": ["x", "y"] * 50}, schema=schema), str(local(location)))
+    java.newAppend().appendFile(ContentFiles(spark, java).data_file(location, 0, None)).commit()
+    commit_row_delta(spark, config, ref, equality_deletes=[{"k": "x"}], equality_columns=("k",))
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    assert frozen.rows == 100
+
+    result = run_job(config, ref, "convert", {}, verify=False)  # unverified: the oracle alone judges
+
+    assert result.status == COMMITTED and result.counters["scan_engine"] == "spark", result
+    frozen.assert_same()

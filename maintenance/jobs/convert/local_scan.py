@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
-from pyiceberg.io.pyarrow import pyarrow_to_schema, schema_to_pyarrow
+from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema
 from pyiceberg.table.name_mapping import NameMapping
 from pyiceberg.types import UUIDType
@@ -118,7 +118,13 @@ def find_positions_locally(io: FileIO, schema: Schema, name_mapping: NameMapping
 
 
 class _Reader:
-    """Reads columns of table files by field id, as the table's current types."""
+    """Reads key columns of table files by field id, as the table's current types.
+
+    Columns are found as Iceberg's Java reader finds them: by field id when any column of
+    the file carries one (a column without one is then missing), else by the table's name
+    mapping. A key column that is missing, or stored in a form the driver does not read
+    exactly as Iceberg's reader does (INT96 or millisecond timestamps of migrated files,
+    say), hands the run over to Spark."""
 
     def __init__(self, io: FileIO, schema: Schema, name_mapping: NameMapping | None) -> None:
         self.io, self.schema, self.name_mapping = io, schema, name_mapping
@@ -128,26 +134,76 @@ class _Reader:
         the file's row count (checked against its manifest entry)."""
         with self.io.new_input(f.path).open() as stream:
             parquet = pq.ParquetFile(stream)
-            try:
-                file_schema = pyarrow_to_schema(parquet.schema_arrow, name_mapping=self.name_mapping)
-            except ValueError as exc:
-                raise NotLocal(f"{f.path}: {exc}") from None
+            by_id = self._columns_by_id(f, parquet.schema_arrow)
             names = []
             for field_id in field_ids:
-                try:
-                    names.append(file_schema.find_column_name(field_id))
-                except ValueError:
-                    names.append(None)
-                if names[-1] is None or "." in names[-1]:
-                    raise NotLocal(f"{f.path} has no top-level column for field {field_id}")
+                field = by_id.get(field_id)
+                if field is None:
+                    raise NotLocal(f"{f.path} has no column for field {field_id} (read as a default by Iceberg)")
+                target = schema_to_pyarrow(Schema(self.schema.find_field(field_id))).field(0).type
+                if not _reads_exactly(field.type, target):
+                    raise NotLocal(f"{f.path}: column {field.name} is stored as {field.type}, read as {target}")
+                names.append(field.name)
             table = parquet.read(columns=names, use_threads=False)
         if table.num_rows != f.records:
             raise SparkJobError(f"read {table.num_rows} rows of {f.path}, its manifest says {f.records}; nothing was committed")
-        arrays = []
-        for name, field_id in zip(names, field_ids):
-            target = schema_to_pyarrow(Schema(self.schema.find_field(field_id))).field(0).type
-            arrays.append(table.column(name).combine_chunks().cast(target))
+        arrays = [table.column(name).combine_chunks().cast(schema_to_pyarrow(Schema(self.schema.find_field(field_id))).field(0).type)
+                  for name, field_id in zip(names, field_ids)]
         return arrays, table.num_rows
+
+    def _columns_by_id(self, f: TableFile, arrow_schema: pa.Schema) -> dict[int, pa.Field]:
+        """Top-level columns by field id, as Iceberg's Java reader assigns them."""
+        if _has_ids(arrow_schema):
+            found = {}
+            for field in arrow_schema:
+                field_id = (field.metadata or {}).get(_FIELD_ID)
+                if field_id is not None:
+                    found[int(field_id)] = field
+            return found
+        if self.name_mapping is None:
+            raise NotLocal(f"{f.path} has no field ids and the table no name mapping")
+        ids_by_name = {name: mapped.field_id for mapped in self.name_mapping.root for name in mapped.names if mapped.field_id is not None}
+        return {ids_by_name[field.name]: field for field in arrow_schema if field.name in ids_by_name}
+
+
+_FIELD_ID = b"PARQUET:field_id"
+
+
+def _has_ids(arrow_schema: pa.Schema) -> bool:
+    """Whether any field, nested ones included, carries a field id (Java's `hasIds`)."""
+    def any_id(field: pa.Field) -> bool:
+        if field.metadata and _FIELD_ID in field.metadata:
+            return True
+        kind = field.type
+        if pa.types.is_struct(kind):
+            return any(any_id(kind.field(i)) for i in range(kind.num_fields))
+        if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            return any_id(kind.value_field)
+        if pa.types.is_map(kind):
+            return any_id(kind.key_field) or any_id(kind.item_field)
+        return False
+
+    return any(any_id(field) for field in arrow_schema)
+
+
+def _reads_exactly(stored: pa.DataType, current: pa.DataType) -> bool:
+    """Whether a column stored as `stored` is read by the driver exactly as Iceberg's reader
+    reads it as `current`: the same type, or a promotion the spec allows (int -> long,
+    float -> double, decimal precision), with timestamps in microseconds as Iceberg writes
+    them (a migrated file's INT96 or millisecond timestamps are left to Iceberg's reader)."""
+    if pa.types.is_timestamp(stored) or pa.types.is_time(stored):
+        return stored.unit == "us" and pa.types.is_timestamp(current) == pa.types.is_timestamp(stored) and current.unit == "us"
+    if pa.types.is_decimal(stored):
+        return pa.types.is_decimal(current) and stored.scale == current.scale and stored.precision <= current.precision
+    if stored in (pa.int32(), pa.int16(), pa.int8()):
+        return current in (pa.int32(), pa.int64()) and stored == pa.int32()
+    if stored == pa.float32():
+        return current in (pa.float32(), pa.float64())
+    same_kind = (
+        (pa.types.is_string(stored) or pa.types.is_large_string(stored)) and (pa.types.is_string(current) or pa.types.is_large_string(current))
+        or (pa.types.is_binary(stored) or pa.types.is_large_binary(stored)) and (pa.types.is_binary(current) or pa.types.is_large_binary(current))
+    )
+    return same_kind or stored == current
 
 
 def _join_keys(arrays: Sequence[pa.Array], floating: Sequence[bool]) -> dict[str, pa.Array]:
