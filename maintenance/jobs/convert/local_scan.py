@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -80,14 +80,6 @@ def local_refusal(plan: ConvertPlan, schema: Schema) -> str | None:
     return None
 
 
-@dataclass
-class _Keys:
-    """Key columns of some files' rows, as join keys: per key, a NULL flag and the value
-    (NULLs filled with a constant, so that NULL meets NULL in an equi-join)."""
-
-    table: pa.Table  # columns n0, v0, n1, v1, ... plus the caller's own
-
-
 def find_positions_locally(io: FileIO, schema: Schema, name_mapping: NameMapping | None, plan: ConvertPlan, output_dir: str, target_size: int, *,
                            collect: bool = False, iceberg_pairs: set[tuple[str, str]] | None = None) -> ScanResult:
     """`scan.find_positions`, in the driver (raises NotLocal before writing anything when a
@@ -133,7 +125,7 @@ class _Reader:
         """The columns of `field_ids` of one file, cast to the current schema's types, and
         the file's row count (checked against its manifest entry)."""
         with self.io.new_input(f.path).open() as stream:
-            parquet = pq.ParquetFile(stream)
+            parquet = pq.ParquetFile(stream, metadata=_footer(stream, f.size))
             by_id = self._columns_by_id(f, parquet.schema_arrow)
             names = []
             for field_id in field_ids:
@@ -167,6 +159,20 @@ class _Reader:
 
 
 _FIELD_ID = b"PARQUET:field_id"
+_MAGIC = b"PAR1"
+
+
+def _footer(stream: Any, size: int) -> pq.FileMetaData:
+    """A Parquet file's footer, read exactly (its length, then it). Arrow's own reader reads
+    the file's last 64 KiB at once, which for the small files streaming writers leave is the
+    whole file: the driver is to read key columns, not files."""
+    stream.seek(size - 8)
+    tail = stream.read(8)
+    if len(tail) != 8 or tail[4:] != _MAGIC:
+        raise NotLocal(f"not a Parquet file of {size} bytes (its manifest's size)")
+    length = int.from_bytes(tail[:4], "little")
+    stream.seek(size - 8 - length)
+    return pq.read_metadata(pa.BufferReader(_MAGIC + stream.read(length) + tail))
 
 
 def _has_ids(arrow_schema: pa.Schema) -> bool:
@@ -302,7 +308,7 @@ def _folded_entries(reader: _Reader, plan: ConvertPlan, partitions: dict[Partiti
 
 def _position_entries(reader: _Reader, delete: TableFile) -> pa.Table:
     with reader.io.new_input(delete.path).open() as stream:
-        parquet = pq.ParquetFile(stream)
+        parquet = pq.ParquetFile(stream, metadata=_footer(stream, delete.size))
         ids = {field.metadata.get(b"PARQUET:field_id") if field.metadata else None: field.name for field in parquet.schema_arrow}
         path_name, pos_name = ids.get(str(DELETE_FILE_PATH_ID).encode()), ids.get(str(DELETE_POS_ID).encode())
         if path_name is None or pos_name is None:
