@@ -38,7 +38,7 @@ test-tools: setup
 lint: setup
 	$(VENV)/bin/ruff check maintenance tests benchmarks
 
-# The suite without the catalog matrix and the fault injection (about 12 minutes on 2 cores).
+# The suite without the catalog matrix and the fault injection (about 15 minutes on 2 cores).
 test: setup test-tools lint
 	$(VENV)/bin/python -m pytest -m "not (hive or rest or s3 or faults)" $(PYTEST_ARGS)
 
