@@ -79,33 +79,63 @@ def position_scope_column(data_path: Column, data_seq: Column, data_part: Column
     return (data_seq <= delete_seq) & in_scope
 
 
+@dataclass(frozen=True)
+class _KeyFacts:
+    """What one file's statistics say about one key column, read once per file and key:
+    whether it may hold NULL (optional columns only), whether it holds only NULL, and its
+    ordered bounds (None when unknown, or when its type is not worth ordering like Java)."""
+
+    may_hold_null: bool
+    only_null: bool
+    bounds: tuple[object, object] | None
+
+
+def _key_facts(file: TableFile, field_ids: tuple[int, ...], schema: Schema) -> tuple[_KeyFacts | None, ...] | None:
+    """One `_KeyFacts` per key field (None for a key that is not primitive: nothing to
+    compare), or None for all when a key column was dropped (nothing to reason with)."""
+    facts: list[_KeyFacts | None] = []
+    for field_id in field_ids:
+        try:
+            field = schema.find_field(field_id)
+        except ValueError:
+            return None
+        if not isinstance(field.field_type, PrimitiveType):
+            facts.append(None)
+            continue
+        facts.append(_KeyFacts(
+            may_hold_null=field.optional and file.stats.may_hold_null(field_id),
+            only_null=field.optional and file.stats.only_null(field_id),
+            # Java orders UUIDs as signed longs: not worth mirroring to prune
+            bounds=None if isinstance(field.field_type, UUIDType) else file.stats.bounds(field_id, field.field_type),
+        ))
+    return tuple(facts)
+
+
+def _facts_may_match(delete: tuple[_KeyFacts | None, ...] | None, data: tuple[_KeyFacts | None, ...] | None) -> bool:
+    if delete is None or data is None:
+        return True
+    for delete_key, data_key in zip(delete, data, strict=True):
+        if delete_key is None or data_key is None:
+            continue
+        if data_key.may_hold_null and delete_key.may_hold_null:
+            continue  # NULL may meet NULL
+        if data_key.only_null and not delete_key.may_hold_null:
+            return False
+        if delete_key.only_null and not data_key.may_hold_null:
+            return False
+        if data_key.bounds is not None and delete_key.bounds is not None and not ranges_overlap(data_key.bounds, delete_key.bounds):
+            return False
+    return True
+
+
 def equality_stats_may_match(delete: TableFile, data: TableFile, schema: Schema) -> bool:
     """Whether any key of `delete` can equal a row of `data`, from statistics alone.
 
     False only where Iceberg's planner also rules the pair out (its
-    `canContainEqDeletesForFile`), so everything it applies stays applied here."""
-    for field_id in delete.equality_ids:
-        try:
-            field = schema.find_field(field_id)
-        except ValueError:
-            return True  # a dropped key column: nothing to reason with
-        if not isinstance(field.field_type, PrimitiveType):
-            continue
-        data_nulls = field.optional and data.stats.may_hold_null(field_id)
-        delete_nulls = field.optional and delete.stats.may_hold_null(field_id)
-        if data_nulls and delete_nulls:
-            continue  # NULL may meet NULL
-        if field.optional and data.stats.only_null(field_id) and not delete_nulls:
-            return False
-        if field.optional and delete.stats.only_null(field_id) and not data_nulls:
-            return False
-        if isinstance(field.field_type, UUIDType):
-            continue  # Java orders UUIDs as signed longs: not worth mirroring to prune
-        data_range = data.stats.bounds(field_id, field.field_type)
-        delete_range = delete.stats.bounds(field_id, field.field_type)
-        if data_range is not None and delete_range is not None and not ranges_overlap(data_range, delete_range):
-            return False
-    return True
+    `canContainEqDeletesForFile`): a key column where one side holds only NULL and the other
+    cannot hold it, or where both sides' bounds are known and do not overlap, and neither
+    side may hold NULL on both. So everything it applies stays applied here."""
+    return _facts_may_match(_key_facts(delete, delete.equality_ids, schema), _key_facts(data, delete.equality_ids, schema))
 
 
 @dataclass(frozen=True)
@@ -160,16 +190,31 @@ class DeleteIndex:
             group.sort(key=lambda f: f.seq)
         self._eq_seqs = {id(group): [f.seq for f in group] for group in (self._eq_global, *self._eq_by_partition.values())}
         self._by_sequence: dict[object, _BySequence] | None = None  # for applied_by_scope, made on first use
+        self._facts: dict[int, tuple[_KeyFacts | None, ...] | None] = {}  # by id() of the delete files held above
 
     def equality_deletes_for(self, data: TableFile) -> list[TableFile]:
         """Equality deletes that may apply to `data`: exact scope, conservative statistics."""
-        found = []
+        found: list[TableFile] = []
+        data_facts: dict[tuple[int, ...], tuple[_KeyFacts | None, ...] | None] = {}
         for group in (self._eq_by_partition.get(data.partition_key, []), self._eq_global):
             if not group:
                 continue
             start = bisect.bisect_right(self._eq_seqs[id(group)], data.seq)  # strictly newer
-            found.extend(d for d in group[start:] if equality_stats_may_match(d, data, self.files.schema))
+            found.extend(d for d in group[start:] if _facts_may_match(self._delete_facts(d), self._data_facts(data, d.equality_ids, data_facts)))
         return found
+
+    def _delete_facts(self, delete: TableFile) -> tuple[_KeyFacts | None, ...] | None:
+        """A delete's key facts, read once for every data file it is checked against."""
+        key = id(delete)
+        if key not in self._facts:
+            self._facts[key] = _key_facts(delete, delete.equality_ids, self.files.schema)
+        return self._facts[key]
+
+    def _data_facts(self, data: TableFile, field_ids: tuple[int, ...], cache: dict) -> tuple[_KeyFacts | None, ...] | None:
+        """A data file's facts on one set of keys, read once per `equality_deletes_for` call."""
+        if field_ids not in cache:
+            cache[field_ids] = _key_facts(data, field_ids, self.files.schema)
+        return cache[field_ids]
 
     def position_deletes_for(self, data: TableFile) -> list[TableFile]:
         """Position delete files and DVs that apply to `data` (exact)."""
