@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
+from threading import Thread
 from typing import TYPE_CHECKING, Any
 
 from maintenance.errors import ConflictError
@@ -45,6 +47,23 @@ class LazyFiles(Mapping[str, JavaObject]):
 
     def __len__(self) -> int:
         return len(self._loaded())
+
+
+def in_background(load: Callable[[], dict[str, JavaObject]]) -> LazyFiles:
+    """Java records looked up by a thread of their own, from now on, and waited for when
+    first asked for: the lookups are Py4J round trips that wait on the JVM, so the work a job
+    does meanwhile in Python (CONVERT's driver scan) hides them. A failed lookup raises where
+    the records are first asked for."""
+    future: Future[dict[str, JavaObject]] = Future()
+
+    def run() -> None:
+        try:
+            future.set_result(load())
+        except BaseException as exc:  # handed to whoever asks for the records
+            future.set_exception(exc)
+
+    Thread(target=run, name="icemaint-java-files", daemon=True).start()
+    return LazyFiles(future.result)
 
 
 class JavaFiles:

@@ -32,6 +32,13 @@ _ICEBERG_RUNTIME_GLOB = "iceberg-spark-runtime-3.5_2.12-*.jar"
 _SPARK_CATALOG_TYPES = {"sql": "jdbc", "rest": "rest", "hive": "hive", "glue": "glue"}
 _LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 
+# Iceberg's worker pool (manifest reads when planning, manifest filtering and writing when
+# committing) defaults to one thread per core. That work waits on storage, not on the
+# CPU: on object stores each manifest is a request, and on local disks without Hadoop's
+# native library each file created forks a `chmod`. Measured on 2 cores (median of 5, 1M
+# events unpartitioned): CONVERT 0.65 -> 0.57 s, MERGE 2.60 -> 2.33 s.
+MIN_ICEBERG_WORKER_THREADS = 8
+
 _lock = threading.Lock()
 _session: SparkSession | None = None
 
@@ -109,6 +116,8 @@ def spark_conf(config: Config) -> dict[str, str]:
     jars.extend(config.spark.jars)
     spark_log = config.home / "logs" / "spark.log"
     java_options = f"-Dlog4j2.configurationFile={_LOG4J_CONFIG.as_uri()} -Dicemaint.spark.log={spark_log}"
+    if "iceberg.worker.num-threads" not in config.spark.conf.get("spark.driver.extraJavaOptions", ""):
+        java_options += f" -Diceberg.worker.num-threads={iceberg_worker_threads()}"
     conf: dict[str, str] = {
         "spark.master": config.spark.master,
         "spark.app.name": "icemaint",
@@ -128,6 +137,11 @@ def spark_conf(config: Config) -> dict[str, str]:
         conf["spark.jars"] = ",".join([*jars, config.spark.conf["spark.jars"]])
     conf["spark.driver.extraJavaOptions"] = f"{java_options} {config.spark.conf.get('spark.driver.extraJavaOptions', '')}".strip()
     return conf
+
+
+def iceberg_worker_threads() -> int:
+    """Threads of Iceberg's worker pool in the driver (`MIN_ICEBERG_WORKER_THREADS`, or one per core where there are more)."""
+    return max(MIN_ICEBERG_WORKER_THREADS, os.cpu_count() or 1)
 
 
 def get_spark(config: Config) -> SparkSession:
@@ -185,7 +199,22 @@ def _start(config: Config) -> SparkSession:
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    _no_checksum_files(session)
+    return session
+
+
+def _no_checksum_files(session: SparkSession) -> None:
+    """Files written to local disks get no Hadoop `.crc` sidecar. Without Hadoop's native
+    library (no distribution ships it for pip installs) every file created on a local disk
+    forks a `chmod`, the sidecar a second one: a commit that rewrites 50 manifests spent
+    most of its time there (CONVERT of 1M events, unpartitioned, median of 5 on 2 cores:
+    0.76 -> 0.65 s; forks 221 -> 109). Only Hadoop's local file system itself reads the
+    sidecars (object stores and HDFS never had them); those already written are still
+    verified when read. The local file system is one cached instance per JVM, shared by
+    Spark's writers and Iceberg's FileIO."""
+    jvm = session._jvm  # type: ignore[attr-defined]
+    jvm.org.apache.hadoop.fs.FileSystem.getLocal(session._jsc.hadoopConfiguration()).setWriteChecksum(False)  # type: ignore[attr-defined]
 
 
 def _catalog_keys(conf: Mapping[str, str]) -> dict[str, str]:

@@ -240,7 +240,7 @@ def live_entries(io: FileIO, manifests: Iterable[ManifestFile]) -> Iterator[Mani
     read (as Iceberg's planner skips it): a rewrite leaves one behind for every manifest it
     removed files from."""
     holding = [m for m in manifests if m.has_added_files() or m.has_existing_files()]
-    for entries in parallel_map(lambda m: read_manifest(io, m, discard_deleted=True), holding):
+    for entries in parallel_map(lambda m: read_manifest(io, m, discard_deleted=True), holding, lambda m: m.manifest_path):
         yield from entries
 
 

@@ -29,6 +29,12 @@ def normalise(path: str) -> str:
     return f"{scheme}://{parts.netloc.lower()}{key}"
 
 
+def is_local(path: str) -> bool:
+    """Whether the file is on a local (or locally mounted) disk, not behind an object store's
+    requests."""
+    return urlsplit(path).scheme.lower() in ("", "file")
+
+
 def hadoop_path(path: str) -> str:
     """The spelling Spark's Hadoop file systems read: s3:// and s3n:// become s3a://."""
     parts = urlsplit(path)

@@ -1,5 +1,12 @@
-"""The one thread pool for metadata reads (manifests, metadata versions): I/O-bound work
-that pyiceberg does in Python, so a handful of threads hide the storage's latency."""
+"""The one thread pool for reads of table files in Python (manifests, metadata versions,
+CONVERT's key columns): on object stores each read waits on a request, so a handful of
+threads hide the storage's latency.
+
+Files on a local disk are read in the calling thread instead: there the reads are CPU
+work, most of it under the GIL (Avro decoding, each file's Python around Arrow's reader),
+and threads only take turns at it. Measured on 2 cores, files in the page cache: the key
+column of 400 small Parquet files in 0.18 s in one thread, 0.25 s on the pool; 100
+manifests in 0.068 s against 0.091 s."""
 
 from __future__ import annotations
 
@@ -8,6 +15,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
+from maintenance.table.paths import is_local
+
 T = TypeVar("T")
 R = TypeVar("R")
 READERS = 8
@@ -15,10 +24,13 @@ _PREFIX = "icemaint-metadata"
 _pool = ThreadPoolExecutor(max_workers=READERS, thread_name_prefix=_PREFIX)
 
 
-def parallel_map(function: Callable[[T], R], items: Iterable[T]) -> list[R]:
-    """`function` over `items` on the shared pool, results in order; inline for one item, and
-    inline inside a pool thread (a nested map on a full pool would wait on itself)."""
+def parallel_map(function: Callable[[T], R], items: Iterable[T], path: Callable[[T], str] | None = None) -> list[R]:
+    """`function` over `items` on the shared pool, results in order; inline for one item,
+    inside a pool thread (a nested map on a full pool would wait on itself), and when every
+    item's file (`path`, where given) is on a local disk."""
     items = list(items)
     if len(items) <= 1 or threading.current_thread().name.startswith(_PREFIX):
+        return [function(item) for item in items]
+    if path is not None and all(is_local(path(item)) for item in items):
         return [function(item) for item in items]
     return list(_pool.map(function, items))

@@ -31,7 +31,7 @@ def manifests_of(io: FileIO, snapshots: Iterable[Snapshot], missing: list[str] |
     manifest list is an error unless `missing` collects it (an already expired snapshot)."""
     found: dict[str, ManifestFile] = {}
     read = _tolerant(lambda s: s.manifests(io), lambda s: s.manifest_list, missing)
-    for manifests in parallel_map(read, [s for s in snapshots if s.manifest_list]):
+    for manifests in parallel_map(read, [s for s in snapshots if s.manifest_list], lambda s: s.manifest_list):
         for manifest in manifests:
             found.setdefault(normalise(manifest.manifest_path), manifest)
     return found
@@ -43,7 +43,7 @@ def content_paths(io: FileIO, manifests: Iterable[ManifestFile], *, live_only: b
     read = _tolerant(
         lambda m: [e.data_file.file_path for e in read_manifest(io, m, discard_deleted=live_only)], lambda m: m.manifest_path, missing
     )
-    for paths in parallel_map(read, list(manifests)):
+    for paths in parallel_map(read, list(manifests), lambda m: m.manifest_path):
         found.update(normalise(p) for p in paths)
     return found
 

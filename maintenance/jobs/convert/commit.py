@@ -53,7 +53,7 @@ class ConvertCommit:
     bytes_written: int
 
 
-def convert_commit(table: JavaObject, spark: Any, plan: ConvertPlan, scan: ScanResult, java_deletes: dict[str, JavaObject], java_targets: Mapping[str, JavaObject]) -> ConvertCommit:
+def convert_commit(table: JavaObject, spark: Any, plan: ConvertPlan, scan: ScanResult, java_deletes: Mapping[str, JavaObject], java_targets: Mapping[str, JavaObject]) -> ConvertCommit:
     """The change CONVERT publishes: the planned equality deletes out, their position deletes in."""
     partition_of = _output_partitions(plan, scan, java_deletes, java_targets)
     builder = ContentFiles(spark, table)
@@ -74,7 +74,7 @@ def convert_commit(table: JavaObject, spark: Any, plan: ConvertPlan, scan: ScanR
 
 
 def dv_commit(table: JavaObject, spark: Any, io: Any, files: SnapshotFiles, plan: ConvertPlan, scan: ScanResult,
-              java_deletes: dict[str, JavaObject], java_targets: Mapping[str, JavaObject], operation_id: str) -> tuple[Change, DvChange]:
+              java_deletes: Mapping[str, JavaObject], java_targets: Mapping[str, JavaObject], operation_id: str) -> tuple[Change, DvChange]:
     """The change CONVERT publishes on format 3: the planned equality deletes and the DVs
     replaced out, one new DV per data file with positions in."""
     seqs = {d.path: d.seq for d in plan.deletes}
@@ -88,7 +88,7 @@ def dv_commit(table: JavaObject, spark: Any, io: Any, files: SnapshotFiles, plan
     return Change("CONVERT", build, validate), dvs
 
 
-def _output_partitions(plan: ConvertPlan, scan: ScanResult, java_deletes: dict[str, JavaObject], java_targets: Mapping[str, JavaObject]) -> dict[int, tuple[int, Any]]:
+def _output_partitions(plan: ConvertPlan, scan: ScanResult, java_deletes: Mapping[str, JavaObject], java_targets: Mapping[str, JavaObject]) -> dict[int, tuple[int, Any]]:
     """Partition id -> (spec id, Java partition), taken from a file of that partition (so
     every transform's value is exact)."""
     result: dict[int, tuple[int, Any]] = {}

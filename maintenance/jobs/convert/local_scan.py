@@ -240,8 +240,8 @@ def _equality_matches(reader: _Reader, plan: ConvertPlan, field_ids: tuple[int, 
                       partitions: dict[PartitionKey, int], iceberg_pairs: set[tuple[str, str]] | None) -> tuple[pa.Table, int, int]:
     """Positions of the targets' rows that a delete of `deletes` applies to, and the rows read."""
     floating = [key_column(reader.schema, fid).floating for fid in field_ids]
-    delete_parts = parallel_map(lambda d: reader.columns(d, field_ids), deletes)
-    data_parts = parallel_map(lambda t: reader.columns(t, field_ids), targets)
+    delete_parts = parallel_map(lambda d: reader.columns(d, field_ids), deletes, _path)
+    data_parts = parallel_map(lambda t: reader.columns(t, field_ids), targets, _path)
     delete_rows = sum(rows for _, rows in delete_parts)
     data_rows = sum(rows for _, rows in data_parts)
     key_names = [name for i in range(len(field_ids)) for name in (f"n{i}", f"v{i}")]
@@ -269,6 +269,10 @@ def _equality_matches(reader: _Reader, plan: ConvertPlan, field_ids: tuple[int, 
     return pa.table({"part": pc.take(part_of, idx), "file_path": pc.take(path_of, idx), "pos": joined.column("pos")}), data_rows, delete_rows
 
 
+def _path(f: TableFile) -> str:
+    return f.path
+
+
 def _applies(plan: ConvertPlan, data: TableFile, delete: TableFile, iceberg_pairs: set[tuple[str, str]] | None) -> bool:
     """Whether an equality delete applies to a data file: the scope rule, and Iceberg's own
     pairs where given (floating-point keys)."""
@@ -287,7 +291,7 @@ def _folded_entries(reader: _Reader, plan: ConvertPlan, partitions: dict[Partiti
     data_by_partition: dict[PartitionKey, list[TableFile]] = {}
     for f in plan.position_data:
         data_by_partition.setdefault(f.partition_key, []).append(f)
-    tables = parallel_map(lambda d: _position_entries(reader, d), plan.position_deletes)
+    tables = parallel_map(lambda d: _position_entries(reader, d), plan.position_deletes, _path)
     kept = []
     read = 0
     for delete, entries in zip(plan.position_deletes, tables):

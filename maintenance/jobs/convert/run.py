@@ -14,7 +14,7 @@ from maintenance.jobs.convert.scan import ScanResult, find_positions, key_column
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.spec import SCAN_BYTES_PER_S
 from maintenance.spark.errors import java_errors
-from maintenance.spark.java_files import JavaFiles, LazyFiles
+from maintenance.spark.java_files import JavaFiles, LazyFiles, in_background
 from maintenance.spark.jvm import JavaObject, java_long
 from maintenance.spark.planned_pairs import equality_pairs
 from maintenance.table.health import TableHealth
@@ -32,7 +32,8 @@ def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
 
     fenced = ctx.table
     java_files = JavaFiles(ctx.spark, fenced.real, plan.snapshot_id)
-    java_deletes = java_files.delete_files({d.path for d in (*plan.deletes, *plan.position_deletes)})
+    removed_keys = {d.path for d in (*plan.deletes, *plan.position_deletes)}
+    java_deletes = in_background(lambda: java_files.delete_files(removed_keys))  # while the driver scans, if it does
     java_targets = LazyFiles(lambda: java_files.data_files({t.path for t in plan.targets}))  # the driver's scan of a v2 table needs few or none
     log.info("converting equality deletes", deletes=len(plan.deletes), data_files=len(plan.targets), output=ctx.staging_dir)
     removed = {
@@ -77,7 +78,7 @@ def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
     )
 
 
-def _scan(ctx: JobContext, plan: ConvertPlan, java_targets: Mapping[str, JavaObject], java_deletes: dict[str, JavaObject],
+def _scan(ctx: JobContext, plan: ConvertPlan, java_targets: Mapping[str, JavaObject], java_deletes: Mapping[str, JavaObject],
           pairs: set[tuple[str, str]] | None, *, collect: bool) -> ScanResult:
     """The positions, found in the driver when the conversion is small enough and the driver
     reads every file of it (`local_scan`), else by a Spark job (`scan`)."""

@@ -111,7 +111,7 @@ def find_positions(
     plan: ConvertPlan,
     schema: Schema,
     java_targets: Mapping[str, JavaObject],
-    java_deletes: dict[str, JavaObject],
+    java_deletes: Mapping[str, JavaObject],
     output_dir: str,
     target_size: int,
     *,
