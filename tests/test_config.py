@@ -81,3 +81,33 @@ def test_numbers_may_come_from_the_environment(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("ICEMAINT_TEST_PORT", "ninety")
     with pytest.raises(ConfigError, match="metrics_port must be an integer"):
         parse_config(raw, source="t.yaml", base_dir=tmp_path)
+
+
+def test_iceberg_worker_pool_is_sized_for_storage_waits_unless_the_user_sized_it(tmp_path: Path) -> None:
+    from maintenance.spark.session import MIN_ICEBERG_WORKER_THREADS
+
+    config = parse_config({"home": str(tmp_path)}, source="t", base_dir=tmp_path)
+    options = spark_conf(config)["spark.driver.extraJavaOptions"].split()
+    threads = [int(o.split("=")[1]) for o in options if o.startswith("-Diceberg.worker.num-threads=")]
+    assert len(threads) == 1 and threads[0] >= MIN_ICEBERG_WORKER_THREADS
+    own = parse_config({"home": str(tmp_path), "spark": {"conf": {"spark.driver.extraJavaOptions": "-Diceberg.worker.num-threads=3"}}},
+                       source="t", base_dir=tmp_path)
+    options = spark_conf(own)["spark.driver.extraJavaOptions"].split()
+    assert [o for o in options if "iceberg.worker.num-threads" in o] == ["-Diceberg.worker.num-threads=3"]
+
+
+def test_the_session_writes_no_checksum_sidecars_on_local_disks(spark, config) -> None:  # type: ignore[no-untyped-def]
+    """Spark's data files and Iceberg's metadata, manifests included, land without `.crc`
+    files (each would cost a forked chmod), and the table reads back."""
+    from tests.conftest import fresh_ref
+
+    ref = fresh_ref(config, "crc")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT) USING iceberg")
+    spark.sql(f"INSERT INTO {ref.spark_name} VALUES (1), (2)")
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id = 1")
+    location = spark.sql(f"DESCRIBE TABLE EXTENDED {ref.spark_name}").where("col_name = 'Location'").first().data_type
+    folder = Path(location.removeprefix("file:"))
+    written = [p.name for p in folder.rglob("*") if p.is_file()]
+    assert any(n.endswith(".parquet") for n in written) and any(n.endswith(".avro") for n in written)
+    assert not [n for n in written if n.endswith(".crc")]
+    assert [r.id for r in spark.sql(f"SELECT id FROM {ref.spark_name}").collect()] == [2]
