@@ -112,6 +112,13 @@ def _key_facts(file: TableFile, field_ids: tuple[int, ...], schema: Schema) -> t
 
 
 def _facts_may_match(delete: tuple[_KeyFacts | None, ...] | None, data: tuple[_KeyFacts | None, ...] | None) -> bool:
+    """Whether any key of a delete can equal a row of a data file, from their statistics
+    (`_key_facts` of each on the delete's keys) alone.
+
+    False only where Iceberg's planner also rules the pair out (its
+    `canContainEqDeletesForFile`): a key column where one side holds only NULL and the other
+    cannot hold it, or where both sides' bounds are known and do not overlap, and neither
+    side may hold NULL on both. So everything it applies stays applied here."""
     if delete is None or data is None:
         return True
     for delete_key, data_key in zip(delete, data, strict=True):
@@ -126,16 +133,6 @@ def _facts_may_match(delete: tuple[_KeyFacts | None, ...] | None, data: tuple[_K
         if data_key.bounds is not None and delete_key.bounds is not None and not ranges_overlap(data_key.bounds, delete_key.bounds):
             return False
     return True
-
-
-def equality_stats_may_match(delete: TableFile, data: TableFile, schema: Schema) -> bool:
-    """Whether any key of `delete` can equal a row of `data`, from statistics alone.
-
-    False only where Iceberg's planner also rules the pair out (its
-    `canContainEqDeletesForFile`): a key column where one side holds only NULL and the other
-    cannot hold it, or where both sides' bounds are known and do not overlap, and neither
-    side may hold NULL on both. So everything it applies stays applied here."""
-    return _facts_may_match(_key_facts(delete, delete.equality_ids, schema), _key_facts(data, delete.equality_ids, schema))
 
 
 @dataclass(frozen=True)
@@ -210,7 +207,8 @@ class DeleteIndex:
             self._facts[key] = _key_facts(delete, delete.equality_ids, self.files.schema)
         return self._facts[key]
 
-    def _data_facts(self, data: TableFile, field_ids: tuple[int, ...], cache: dict) -> tuple[_KeyFacts | None, ...] | None:
+    def _data_facts(self, data: TableFile, field_ids: tuple[int, ...],
+                    cache: dict[tuple[int, ...], tuple[_KeyFacts | None, ...] | None]) -> tuple[_KeyFacts | None, ...] | None:
         """A data file's facts on one set of keys, read once per `equality_deletes_for` call."""
         if field_ids not in cache:
             cache[field_ids] = _key_facts(data, field_ids, self.files.schema)
