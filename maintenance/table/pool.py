@@ -29,8 +29,7 @@ def parallel_map(function: Callable[[T], R], items: Iterable[T], path: Callable[
     inside a pool thread (a nested map on a full pool would wait on itself), and when every
     item's file (`path`, where given) is on a local disk."""
     items = list(items)
-    if len(items) <= 1 or threading.current_thread().name.startswith(_PREFIX):
-        return [function(item) for item in items]
-    if path is not None and all(is_local(path(item)) for item in items):
+    in_pool = threading.current_thread().name.startswith(_PREFIX)
+    if len(items) <= 1 or in_pool or (path is not None and all(is_local(path(item)) for item in items)):
         return [function(item) for item in items]
     return list(_pool.map(function, items))
