@@ -26,7 +26,7 @@ from maintenance.jobs.convert.plan import plan_convert
 from maintenance.jobs.expire.options import ExpireOptions
 from maintenance.jobs.expire.plan import plan_expiry
 from maintenance.jobs.file_groups.deletes import DroppableDeletes, delete_reach
-from maintenance.jobs.file_groups.grouping import expected_files, plan_groups, split_size, within_budget
+from maintenance.jobs.file_groups.grouping import expected_files, plan_groups, split_size, within_budget, writer_measures
 from maintenance.jobs.manifests.options import ManifestsOptions
 from maintenance.jobs.manifests.plan import plan_manifests
 from maintenance.jobs.merge.plan import plan_merge
@@ -148,6 +148,24 @@ def test_small_partitions_are_combined_into_one_job_and_large_ones_stay_alone() 
 @pytest.mark.parametrize(("output", "target", "files"), [(50, 100, 1), (110, 100, 1), (150, 100, 2), (130, 100, 1), (199, 100, 2), (1010, 100, 10), (1040, 100, 10)])
 def test_expected_output_files_stay_near_the_target(output: int, target: int, files: int) -> None:
     assert expected_files(output, target) == files
+
+
+def test_small_files_are_sized_by_the_writer_where_its_measure_holds_at_the_target() -> None:
+    mib = 2**20
+    small = [data(1, "a", size=15_000, records=500) for _ in range(500)]  # 7.2 MiB of 500-row files: 30 bytes a row
+    assert writer_measures(small, 4 * mib, page_row_limit=20_000)  # a buffered page of 20,000 rows: 0.6 MiB, under a quarter of 4 MiB
+    assert not writer_measures(small, 1 * mib, page_row_limit=20_000)  # 0.6 MiB against 1 MiB: the writer would roll over far too early
+    assert writer_measures(small, 1 * mib, page_row_limit=2_000)
+    large = [data(1, "a", size=30 * mib, records=1_000_000) for _ in range(3)]  # more rows than a page: their bytes are the output's
+    assert not writer_measures(large, 4 * mib, page_row_limit=20_000)
+
+    [rolled] = plan_groups(small, 1, {}, target_size=4 * mib)
+    assert rolled.rolls and rolled.output_files(4 * mib) == 2 and rolled.read_splits(4 * mib) == 1  # the bytes say two files; one split, the writer decides
+    [by_bytes] = plan_groups(small, 1, {}, target_size=mib)
+    assert not by_bytes.rolls and by_bytes.read_splits(mib) == by_bytes.output_files(mib) == 7
+    many = [data(1, "a", size=15_000, records=500) for _ in range(5000)]  # 72 MiB: at the least 18 MiB out, four splits of 4 MiB targets
+    [wide] = plan_groups(many, 1, {}, target_size=4 * mib)
+    assert wide.rolls and wide.read_splits(4 * mib) == 4
 
 
 def test_a_split_is_a_share_plus_the_largest_file() -> None:

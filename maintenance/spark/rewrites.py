@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 Build = Callable[[JavaObject], JavaObject]
+RemoveFiles = Callable[[JavaObject], JavaObject]  # an operation -> the same with files removed (in the JVM, in bulk)
 
 
 def delete_file_rewrite(spark: SparkSession, planning_snapshot_id: int, removed: Sequence[JavaObject], added: Sequence[tuple[JavaObject, int]]) -> Build:
@@ -33,16 +34,15 @@ def delete_file_rewrite(spark: SparkSession, planning_snapshot_id: int, removed:
     return build
 
 
-def data_file_rewrite(spark: SparkSession, planning_snapshot_id: int, data_sequence_number: int, removed_data: Sequence[JavaObject],
+def data_file_rewrite(spark: SparkSession, planning_snapshot_id: int, data_sequence_number: int, remove_data: RemoveFiles,
                       added_data: Sequence[JavaObject], removed_deletes: Sequence[JavaObject]) -> Build:
-    """Data files replaced by new ones that keep the planning snapshot's data sequence number
-    (so deletes committed meanwhile still apply to them), and delete files dropped."""
+    """Data files replaced (`remove_data`: `PlannedTasks.remove_data_files`) by new ones that
+    keep the planning snapshot's data sequence number (so deletes committed meanwhile still
+    apply to them), and delete files dropped."""
 
     def build(table: JavaObject) -> JavaObject:
         operation = table.newRewrite().validateFromSnapshot(java_long(spark, planning_snapshot_id))
-        operation = operation.dataSequenceNumber(java_long(spark, data_sequence_number))
-        for data_file in removed_data:
-            operation = operation.deleteFile(data_file)
+        operation = remove_data(operation.dataSequenceNumber(java_long(spark, data_sequence_number)))
         for data_file in added_data:
             operation = operation.addFile(data_file)
         for delete_file in removed_deletes:

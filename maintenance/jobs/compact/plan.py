@@ -52,7 +52,7 @@ from maintenance.jobs.file_groups.rewrite import RewritePlan
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
-from maintenance.table.targets import data_file_target
+from maintenance.table.targets import data_file_target, parquet_page_row_limit
 
 ZORDER_TYPES = (IntegerType, LongType, FloatType, DoubleType, DecimalType, DateType, TimestampType, TimestamptzType, StringType, BinaryType,
                 BooleanType)
@@ -108,7 +108,9 @@ class CompactPlan(RewritePlan):
 def plan(inputs: PlanInput, options: CompactOptions) -> CompactPlan:
     table = inputs.table
     target = options.target_file_size or data_file_target(table.properties)
-    return plan_compact(inputs.files, table.spec().spec_id, target, options, layout(table, options))
+    compact_plan = plan_compact(inputs.files, table.spec().spec_id, target, options, layout(table, options))
+    compact_plan.page_row_limit = parquet_page_row_limit(table.properties)
+    return compact_plan
 
 
 def plan_compact(files: SnapshotFiles, current_spec_id: int, target_size: int, options: CompactOptions, chosen_layout: Layout) -> CompactPlan:

@@ -33,6 +33,7 @@ from maintenance.jobs.outcome import COMMITTED, JobOutcome, attach_partial
 from maintenance.jobs.publish import Change
 from maintenance.spark.errors import java_errors
 from maintenance.spark.jvm import JavaObject
+from maintenance.spark.planned_tasks import GroupTasks, PlannedTasks
 from maintenance.spark.rewrites import data_file_rewrite
 from maintenance.spark.session import make_active_in_this_thread
 from maintenance.spark.validators import Validator
@@ -43,7 +44,7 @@ COUNTERS = {
     "groups_planned": "file groups the run planned to rewrite (within max_bytes_per_run)",
     "groups_rewritten": "file groups rewritten and committed",
 }
-WriteGroup = Callable[[FileGroup, list[JavaObject]], list[JavaObject]]  # (group, its scan tasks) -> new data files
+WriteGroup = Callable[[FileGroup, GroupTasks], list[JavaObject]]  # (group, its scan tasks) -> new data files
 
 
 @dataclass
@@ -54,8 +55,7 @@ class GroupRewrite:
     snapshot_id: int  # planning snapshot
     sequence_number: int  # the new files' data sequence number (the planning snapshot's)
     groups: Sequence[FileGroup]
-    tasks: dict[str, JavaObject]  # data file path -> its scan task (with the deletes that apply)
-    data_files: dict[str, JavaObject]  # data file path -> its record (the task's file)
+    tasks: PlannedTasks  # every group's data files' scan tasks (with the deletes that apply)
     java_deletes: dict[str, JavaObject]  # delete record key (`TableFile.key`) -> its Java record, for every delete the run may drop
     droppable: DroppableDeletes
     validate: Validator | None = None
@@ -103,7 +103,7 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
             while queue or running:
                 while queue and failure is None and len(running) < options.max_concurrent_groups:
                     group = queue.pop(0)
-                    running[pool.submit(_write_in_run, ctx, write, group, [work.tasks[f.path] for f in group.files])] = group
+                    running[pool.submit(_write_in_run, ctx, write, group, work.tasks.for_group([f.path for f in group.files]))] = group
                 if not running:
                     break
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -130,27 +130,26 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
     return outcome
 
 
-def _write_in_run(ctx: JobContext, write: WriteGroup, group: FileGroup, tasks: list[JavaObject]) -> list[JavaObject]:
+def _write_in_run(ctx: JobContext, write: WriteGroup, group: FileGroup, tasks: GroupTasks) -> list[JavaObject]:
     """One group, in a worker thread that joins the run's Spark job group."""
     spark = ctx.spark
     make_active_in_this_thread(spark)
     spark.sparkContext.setJobGroup(ctx.run_id, f"icemaint {ctx.job} {ctx.ref} {threading.current_thread().name}", interruptOnCancel=True)
-    with java_errors(f"{ctx.job.upper()} rewrite of {len(tasks)} files"):
+    with java_errors(f"{ctx.job.upper()} rewrite of {len(tasks.sizes)} files"):
         return write(group, tasks)
 
 
 def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup, list[JavaObject]]], committed: _Committed) -> None:
     """One RewriteFiles for the finished groups, dropping the deletes they complete."""
-    rewritten = [work.data_files[f.path] for group, _ in finished for f in group.files]
-    added = [new for _, files in finished for new in files]
     paths = [f.path for group, _ in finished for f in group.files]
+    added = [new for _, files in finished for new in files]
     drop = work.droppable.covered_by(paths)
     deletes = [work.java_deletes[path] for path in drop]
-    build = data_file_rewrite(ctx.spark, work.snapshot_id, work.sequence_number, rewritten, added, deletes)
+    build = data_file_rewrite(ctx.spark, work.snapshot_id, work.sequence_number, lambda operation: work.tasks.remove_data_files(operation, paths), added, deletes)
     committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate))
     committed.snapshots += 1
     committed.groups += len(finished)
-    committed.data_files_rewritten += len(rewritten)
+    committed.data_files_rewritten += len(paths)
     committed.data_files_added += len(added)
     committed.delete_files_removed += len(deletes)
     committed.bytes_written += sum(int(f.fileSizeInBytes()) for f in added)

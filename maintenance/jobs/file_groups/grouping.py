@@ -18,6 +18,15 @@ and a small remainder. Where whole files are too big to share out evenly, rows a
 out by a shuffle instead. Input bytes shrink by the rows deletes remove, so the estimate
 of the output scales the input by the live fraction of its rows.
 
+Small files are the exception (`writer_measures`): Parquet spends several times the bytes
+on rows spread over many small files (each repeats its dictionaries, page headers and
+footer, and compresses little), so their bytes overstate the output (2,000 files of 500
+rows: 7.3 MiB a partition in, 1.9 MiB out) and a count from them writes several files
+where one would do. Where the writer's own measure of the file it writes can be trusted at
+the target, such a group is read in as few splits as its output could need at the least
+(`SMALL_FILE_SHRINK`) and the writer starts a new file when the one it writes reaches the
+target.
+
 Order and budget: groups run largest first (the slowest start first, so concurrent groups
 finish together), and `within_budget` keeps groups until `max_bytes_per_run` input bytes,
 so a daemon works through a huge table over several cycles.
@@ -32,9 +41,12 @@ from dataclasses import dataclass
 
 from maintenance.jobs.file_groups.options import DEFAULT_MAX_CONCURRENT_GROUPS
 from maintenance.table.files import Content, PartitionKey, SnapshotFiles, TableFile
+from maintenance.table.targets import PAGE_ROW_LIMIT_DEFAULT
 
 MAX_OUTPUT_FACTOR = 1.4  # the writer rolls over only past this multiple of the target
 COMBINED_TARGETS = 4  # small partitions are combined into groups of up to this many target sizes of input
+SMALL_FILE_SHRINK = 0.25  # the least share of their bytes small files' rows may take once written together (measured: 0.26)
+BUFFERED_PAGE_SHARE = 0.25  # the writer's measure is trusted when the page it buffers is at most this share of the target
 
 
 @dataclass
@@ -46,6 +58,7 @@ class FileGroup:
     expected_output_bytes: int
     spread: bool = False  # rows go to several partitions: written through a shuffle clustered by partition
     moves_rows: bool = False  # files of an older spec, written into the current spec's partitions
+    rolls: bool = False  # small files: the writer sizes the files by its own measure (`writer_measures`)
 
     @property
     def key(self) -> PartitionKey:
@@ -59,6 +72,30 @@ class FileGroup:
         """How many files the group is expected to write: one per partition it combines, or
         by size (`expected_files`)."""
         return len(self.partitions) if self.spread and not self.moves_rows else expected_files(self.expected_output_bytes, target)
+
+    def read_splits(self, target: int) -> int:
+        """How many splits (or key ranges) the group is read in: one per expected file, or,
+        when the writer sizes the files (`rolls`), as few as the output could need at the least."""
+        if self.rolls:
+            return max(1, math.floor(self.expected_output_bytes * SMALL_FILE_SHRINK / target))
+        return self.output_files(target)
+
+
+def writer_measures(files: Sequence[TableFile], target: int, page_row_limit: int) -> bool:
+    """Whether the files are small (fewer rows each than a Parquet page holds, so their
+    bytes overstate the output) and the writer's measure can size what they become.
+
+    Iceberg's Parquet writer measures the file it writes as the pages it has compressed
+    plus the page it still holds uncompressed, up to `page_row_limit` rows of every column;
+    taking the input's bytes per row as a rough stand-in for that page's, the measure is
+    trusted when the page is at most `BUFFERED_PAGE_SHARE` of the target. That holds for
+    the usual targets (hundreds of MiB) and fails for tiny ones (a 1 MiB target rolled over
+    at 0.15 MiB files), which keep the count from bytes."""
+    records = sum(f.records for f in files)
+    if not records or records >= page_row_limit * len(files):
+        return False
+    buffered_page = page_row_limit * sum(f.size for f in files) / records
+    return buffered_page <= BUFFERED_PAGE_SHARE * target
 
 
 def expected_files(output_bytes: float, target: int) -> int:
@@ -82,7 +119,7 @@ def max_output_bytes(target: int) -> int:
 
 
 def plan_groups(targets: Sequence[TableFile], current_spec_id: int, live_fraction: dict[PartitionKey, float], *,
-                max_group_bytes: int | None = None, target_size: int | None = None,
+                max_group_bytes: int | None = None, target_size: int | None = None, page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT,
                 max_concurrent_groups: int = DEFAULT_MAX_CONCURRENT_GROUPS) -> list[FileGroup]:
     """Groups of at most `max_group_bytes` input bytes, largest group first.
 
@@ -112,7 +149,8 @@ def plan_groups(targets: Sequence[TableFile], current_spec_id: int, live_fractio
     for key, files in by_key.items():
         fraction = live_fraction.get(key, 1.0)
         for chunk in _split(files, max_group_bytes):
-            groups.append(FileGroup((key,), chunk, int(sum(f.size for f in chunk) * fraction)))
+            rolls = target_size is not None and writer_measures(chunk, target_size, page_row_limit)
+            groups.append(FileGroup((key,), chunk, int(sum(f.size for f in chunk) * fraction), rolls=rolls))
     if target_size is not None:
         groups = _combine_small(groups, target_size, max_group_bytes, max_concurrent_groups)
     return sorted(groups, key=lambda g: (-g.input_bytes, g.key[0], str(g.key[1])))

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from maintenance import faults
-from maintenance.errors import UsageError
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.file_groups.deletes import (
     DroppableDeletes,
@@ -33,10 +32,11 @@ from maintenance.jobs.file_groups.writer import Ordering, rewrite_group
 from maintenance.jobs.outcome import JobOutcome
 from maintenance.spark.errors import java_errors
 from maintenance.spark.java_files import JavaFiles, java_record_key
-from maintenance.spark.jvm import JavaObject, jvm
+from maintenance.spark.jvm import JavaObject
+from maintenance.spark.planned_tasks import GroupTasks, PlannedTasks
 from maintenance.spark.validators import no_new_partition_equality_deletes
 from maintenance.table.files import TableFile
-from maintenance.table.targets import DATA_TARGET_DEFAULT
+from maintenance.table.targets import DATA_TARGET_DEFAULT, PAGE_ROW_LIMIT_DEFAULT
 
 
 @dataclass
@@ -49,6 +49,7 @@ class RewritePlan:
     targets: list[TableFile]  # data files to rewrite
     deletes: list[TableFile]  # delete files the rewrite may drop once it covers every data file they reach
     target_size: int = DATA_TARGET_DEFAULT  # bytes per written file
+    page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT  # the table's rows per Parquet page (`grouping.writer_measures`)
     options: GroupOptions = field(default_factory=GroupOptions)
 
     def counters(self, detail: bool = False) -> dict[str, Any]:
@@ -63,13 +64,14 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     fenced = ctx.table
     fractions = live_fraction(files, plan.deletes, plan.targets)
     groups = within_budget(plan_groups(plan.targets, plan.current_spec_id, fractions, max_group_bytes=plan.options.max_group_bytes,
-                                          target_size=plan.target_size, max_concurrent_groups=plan.options.max_concurrent_groups),
+                                          target_size=plan.target_size, page_row_limit=plan.page_row_limit,
+                                          max_concurrent_groups=plan.options.max_concurrent_groups),
                            plan.options.max_bytes_per_run)
-    tasks, data_files = scan_tasks(fenced.real, [f.path for group in groups for f in group.files], plan.snapshot_id, what)
+    tasks = PlannedTasks(ctx.spark, fenced.real, plan.snapshot_id, [f.path for group in groups for f in group.files], what)
     reach = delete_reach(files, plan.deletes)
-    droppable = coverable(reach, set(tasks))
+    droppable = coverable(reach, set(tasks.paths))
     with java_errors(f"{what} planning"):
-        java_deletes = java_delete_records(ctx, plan.snapshot_id, set(droppable), list(tasks.values()))
+        java_deletes = java_delete_records(ctx, plan.snapshot_id, set(droppable), tasks)
     faults.watch("spark-write", f"{ctx.metadata.table.location().rstrip('/')}/data")
     moves_rows = any(group.moves_rows for group in groups)
     work = GroupRewrite(
@@ -78,13 +80,12 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
         sequence_number=plan.sequence_number,
         groups=groups,
         tasks=tasks,
-        data_files=data_files,
         java_deletes=java_deletes,
         droppable=DroppableDeletes({path: reach[path] for path in droppable}),
         validate=no_new_partition_equality_deletes(fenced.java.io(), plan.snapshot_id, what) if moves_rows else None,
     )
 
-    def write(group: FileGroup, group_tasks: list[JavaObject]) -> list[JavaObject]:
+    def write(group: FileGroup, group_tasks: GroupTasks) -> list[JavaObject]:
         return rewrite_group(ctx.spark, fenced.real, group, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
                              ordering=ordering)
 
@@ -93,44 +94,14 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     return outcome
 
 
-def scan_tasks(table: JavaObject, paths: list[str], snapshot_id: int, what: str) -> tuple[dict[str, JavaObject], dict[str, JavaObject]]:
-    """Iceberg's own scan tasks (each with the deletes that apply to it) for the given data
-    files, and their data file records (kept: every Py4J call counts on tables of thousands
-    of files), both by path."""
-    wanted = set(paths)
-    found: dict[str, JavaObject] = {}
-    files: dict[str, JavaObject] = {}
-    with java_errors(f"{what} planning"):
-        tasks = table.newScan().useSnapshot(snapshot_id).planFiles()
-        try:
-            iterator = tasks.iterator()
-            while iterator.hasNext() and len(found) < len(wanted):
-                task = iterator.next()
-                data_file = task.file()
-                location = str(data_file.location())
-                if location in wanted:
-                    found[location], files[location] = task, data_file
-        finally:
-            tasks.close()
-    missing = wanted - set(found)
-    if missing:
-        raise UsageError(f"{what} could not plan {sorted(missing)[0]}: not in the snapshot's scan")
-    return found, files
-
-
-def java_delete_records(ctx: JobContext, snapshot_id: int, wanted: set[str], tasks: list[JavaObject]) -> dict[str, JavaObject]:
+def java_delete_records(ctx: JobContext, snapshot_id: int, wanted: set[str], tasks: PlannedTasks) -> dict[str, JavaObject]:
     """The Java records of the deletes a run may drop (by record key, `TableFile.key`), taken
     from the scan tasks that already hold them; only deletes that apply to no data file
     (dangling) are looked up in the delete manifests."""
     found: dict[str, JavaObject] = {}
     if not wanted:
         return found
-    distinct = jvm(ctx.spark).java.util.HashSet()  # tasks share their delete records: one Py4J call per task
-    for task in tasks:
-        distinct.addAll(task.deletes())
-    iterator = distinct.iterator()
-    while iterator.hasNext():
-        delete = iterator.next()
+    for delete in tasks.deletes():
         key = java_record_key(delete)
         if key in wanted:
             found.setdefault(key, delete)

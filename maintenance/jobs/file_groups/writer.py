@@ -31,7 +31,8 @@ from maintenance.jobs.file_groups.grouping import (
     max_output_bytes,
     split_size,
 )
-from maintenance.spark.jvm import JavaObject, jvm, static_call
+from maintenance.spark.jvm import JavaObject, static_call
+from maintenance.spark.planned_tasks import GroupTasks
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -56,21 +57,18 @@ class Ordering(Protocol):
         ...
 
 
-def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, tasks: list[JavaObject], *, target_size: int, output_spec_id: int,
+def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, tasks: GroupTasks, *, target_size: int, output_spec_id: int,
                   ordering: Ordering | None = None) -> list[JavaObject]:
     """Read the tasks (deletes applied) and write them toward the target size; returns the
     new data files, uncommitted."""
     group_id = str(uuid.uuid4())
-    staged = jvm(spark).java.util.ArrayList()
-    for task in tasks:
-        staged.add(task)
     cache, manager, coordinator = (static_call(spark, f"org.apache.iceberg.spark.{name}", "get") for name in ("SparkTableCache", "ScanTaskSetManager", "FileRewriteCoordinator"))
-    weights = [int(task.sizeBytes()) for task in tasks]  # what Iceberg packs by: data plus its deletes
-    outputs = group.output_files(target_size)
-    split = split_size(weights, outputs)
+    weights = tasks.sizes  # what Iceberg packs by: data plus its deletes
+    splits = group.read_splits(target_size)
+    split = split_size(weights, splits)
     try:
         cache.add(group_id, table)
-        manager.stageTasks(table, group_id, staged)
+        manager.stageTasks(table, group_id, tasks.java)
         reader = spark.read.format("iceberg").option("scan-task-set-id", group_id).option("file-open-cost", "0")
         writer_options = {"rewritten-file-scan-task-set-id": group_id, "output-spec-id": str(output_spec_id)}
         if ordering is not None:
@@ -80,15 +78,15 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
                 # Small partitions combined, one file each: whole partitions are dealt out by
                 # hash. Key ranges would cut partitions in two (more, smaller files) and cost
                 # a sampling pass over the rows.
-                frame = frame.repartition(outputs, *ordering.partition_columns(group))
+                frame = frame.repartition(splits, *ordering.partition_columns(group))
             else:
-                frame = frame.repartitionByRange(outputs, *keys)
+                frame = frame.repartitionByRange(splits, *keys)
             frame = frame.sortWithinPartitions(*keys)
             writer_options.update({"target-file-size-bytes": str(_rolling_size(group, split, target_size)), "use-table-distribution-and-ordering": "false",
                                    "fanout-enabled": "false"})
         else:
-            coarse = outputs > 1 and max(weights) > COARSE_FILE_SHARE * split
-            readers = _readers(spark, group, weights, outputs)
+            coarse = splits > 1 and max(weights) > COARSE_FILE_SHARE * split
+            readers = _readers(spark, group, weights, splits)
             if readers > 1:
                 # One file to write from much to read: the reading (and every delete applied
                 # on the way) is shared out over the cores, and one task writes the file.
@@ -96,7 +94,7 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
             else:
                 frame = reader.option("split-size", str(sum(weights) + 1 if coarse else split)).load(group_id)
             if coarse and not group.spread:
-                frame = frame.repartition(outputs)  # whole files cannot be packed evenly: deal rows out
+                frame = frame.repartition(splits)  # whole files cannot be packed evenly: deal rows out
             writer_options.update({
                 "target-file-size-bytes": str(_rolling_size(group, split, target_size)),
                 "distribution-mode": "hash" if group.spread else "none",
@@ -110,19 +108,22 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
         coordinator.clearRewrite(table, group_id)
 
 
-def _readers(spark: SparkSession, group: FileGroup, weights: list[int], outputs: int) -> int:
+def _readers(spark: SparkSession, group: FileGroup, weights: list[int], splits: int) -> int:
     """How many tasks read a group that writes one file (1: the writing task reads it all).
     Sharing the reading pays for its shuffle only when there is much to read: one task per
     `READ_SHARE_BYTES`, up to the cores Spark has (measured: 50 files, 24 MiB, with their
     deletes, from 4.1 s to 3.3 s on 2 cores)."""
-    if outputs != 1 or group.spread or len(weights) < 2:
+    if splits != 1 or group.spread or len(weights) < 2:
         return 1
     return max(1, min(spark.sparkContext.defaultParallelism, len(weights), sum(weights) // READ_SHARE_BYTES))
 
 
 def _rolling_size(group: FileGroup, split: int, target_size: int) -> int:
-    """When the writer may start a new file. Parquet's writer measures a row group it still
+    """When the writer may start a new file. Parquet's writer measures a page it still
     buffers before compression, so for small targets it rolls over far too early: where each
     read split or range is sized to be one file, rolling is kept out of the way (four times
-    the split); a group written into another spec relies on it, at 1.4x the target."""
+    the split); a group written into another spec relies on it, at 1.4x the target, and a
+    group of small files whose size the writer measures well enough (`rolls`) at the target."""
+    if group.rolls:
+        return target_size
     return max_output_bytes(target_size) if group.spread else max(max_output_bytes(target_size), 4 * split)

@@ -18,7 +18,7 @@ from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import Content, SnapshotFiles, TableFile
-from maintenance.table.targets import data_file_target
+from maintenance.table.targets import data_file_target, parquet_page_row_limit
 
 
 @dataclass
@@ -39,6 +39,7 @@ def plan(inputs: PlanInput, options: MergeOptions) -> MergePlan:
     table = inputs.table
     merge_plan = plan_merge(inputs.files, table.spec().spec_id, partitions=options.partitions, small_file_bytes=inputs.config.health.small_file_bytes)
     merge_plan.target_size = data_file_target(table.properties)
+    merge_plan.page_row_limit = parquet_page_row_limit(table.properties)
     merge_plan.options = options
     return merge_plan
 

@@ -1,0 +1,62 @@
+"""Iceberg's own scan tasks for the data files a rewrite takes, held in the JVM.
+
+Each task carries every delete Iceberg applies to its file, so rows read through it are the
+rows readers see. The tasks stay in the JVM (`java/PlannedTasks.java`): a group's tasks,
+their sizes and the commit's removals are one Py4J call each, not one or more per file
+(2,000 files took half a second of calls before their first Spark job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from maintenance.errors import UsageError
+from maintenance.spark.errors import java_errors
+from maintenance.spark.java_helpers import new_helper
+from maintenance.spark.jvm import JavaObject
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+@dataclass(frozen=True)
+class GroupTasks:
+    """One file group's scan tasks, as the writer stages them."""
+
+    java: JavaObject  # a java.util.List of FileScanTask, in the group's file order
+    sizes: list[int]  # each task's bytes as Iceberg packs read splits by: its data plus its deletes
+
+
+class PlannedTasks:
+    """The planning snapshot's scan tasks of the given data files, by path."""
+
+    def __init__(self, spark: SparkSession, table: JavaObject, snapshot_id: int, paths: Sequence[str], what: str) -> None:
+        self._helper = new_helper(spark, "PlannedTasks")
+        with java_errors(f"{what} planning"):
+            missing = [path for path in str(self._helper.plan(table, str(snapshot_id), _joined(paths, what))).split("\n") if path]
+        if missing:
+            raise UsageError(f"{what} could not plan {sorted(missing)[0]}: not in the snapshot's scan")
+        self.paths = frozenset(paths)
+
+    def for_group(self, paths: Sequence[str]) -> GroupTasks:
+        java = self._helper.tasks(_joined(paths, "a rewrite"))
+        sizes = [int(size) for size in str(self._helper.sizes(java)).split(",") if size]
+        return GroupTasks(java, sizes)
+
+    def deletes(self) -> list[JavaObject]:
+        """Every delete file that applies to one of the tasks, each once."""
+        return list(self._helper.deletes())
+
+    def remove_data_files(self, operation: JavaObject, paths: Sequence[str]) -> JavaObject:
+        """`operation` (a RewriteFiles) with the data files of these paths removed."""
+        return self._helper.removeDataFiles(operation, _joined(paths, "a rewrite"))
+
+
+def _joined(paths: Sequence[str], what: str) -> str:
+    """Paths as one string for the JVM (a Python list would cross one element per call)."""
+    for path in paths:
+        if "\n" in path:
+            raise UsageError(f"{what} cannot take {path!r}: its path holds a line break")
+    return "\n".join(paths)
