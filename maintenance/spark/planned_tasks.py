@@ -33,8 +33,8 @@ class PlannedTasks:
     """The planning snapshot's scan tasks of the given data files, by path."""
 
     def __init__(self, spark: SparkSession, table: JavaObject, snapshot_id: int, paths: Sequence[str], what: str) -> None:
-        self._helper = new_helper(spark, "PlannedTasks")
         with java_errors(f"{what} planning"):
+            self._helper = new_helper(spark, "PlannedTasks")
             missing = [path for path in str(self._helper.plan(table, str(snapshot_id), _joined(paths, what))).split("\n") if path]
         if missing:
             raise UsageError(f"{what} could not plan {sorted(missing)[0]}: not in the snapshot's scan")
