@@ -28,7 +28,7 @@ REPO = HERE.parent
 FULL = {
     "compaction": ["--sizes", "1000000:100:identity,1000000:50:none,3000000:200:bucket", "--repeat", "3"],
     "compaction_v3": ["--sizes", "3000000:200:bucket:3", "--repeat", "3"],
-    "compact": ["--rows", "1000000", "--commits", "500", "--partitions", "4", "--target-mib", "4", "--repeat", "3"],
+    "compact": ["--rows", "1000000", "--commits", "500", "--partitions", "4", "--target-mib", "4", "--repeat", "7"],
     "scaling": ["--partitions", "500", "--commits", "20", "--rows", "1000000"],
     "manifests": ["--commits", "1000", "--rows", "200000", "--repeat", "3"],
     "orphans": ["--files", "10000", "--repeat", "3"],
