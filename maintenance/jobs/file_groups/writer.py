@@ -109,7 +109,8 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
 
 
 def _readers(spark: SparkSession, group: FileGroup, weights: list[int], splits: int) -> int:
-    """How many tasks read a group that writes one file (1: the writing task reads it all).
+    """How many tasks read a group written by one task (1: the writing task reads it all):
+    one file, or, for small files the writer sizes (`rolls`), as many as it rolls over to.
     Sharing the reading pays for its shuffle only when there is much to read: one task per
     `READ_SHARE_BYTES`, up to the cores Spark has (measured: 50 files, 24 MiB, with their
     deletes, from 4.1 s to 3.3 s on 2 cores)."""
