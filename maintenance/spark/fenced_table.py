@@ -37,6 +37,7 @@ from maintenance.lease.fence import (
     parse_epoch,
 )
 from maintenance.spark.errors import is_java_exception, java_errors
+from maintenance.spark.java_helpers import new_helper
 from maintenance.spark.jvm import JavaObject, java_long, jvm
 
 if TYPE_CHECKING:
@@ -162,7 +163,9 @@ class FencedTable:
         # `schema()`, `io()`, `spec()` through a Py4J callback (hundreds per rewrite).
         self.real = real_table
         self.ops = FencedOperations(real_table.operations(), fence, jvm(spark).org.apache.iceberg.TableMetadata.buildFrom)
-        self.java = jvm(spark).org.apache.iceberg.BaseTable(self.ops, real_table.name())
+        # Only commits and snapshot ids cross into Python; the rest is answered in the JVM.
+        gated = new_helper(spark, "GatedOperations").around(real_table.operations(), self.ops)
+        self.java = jvm(spark).org.apache.iceberg.BaseTable(gated, real_table.name())
         self._claimed = False
 
     def claim(self) -> None:

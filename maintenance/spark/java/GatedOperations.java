@@ -1,0 +1,75 @@
+package icemaint;
+
+import org.apache.iceberg.TableMetadata;
+import org.apache.iceberg.TableOperations;
+import org.apache.iceberg.encryption.EncryptionManager;
+import org.apache.iceberg.io.FileIO;
+import org.apache.iceberg.io.LocationProvider;
+
+/**
+ * A table's operations with its commits gated: `commit` and `newSnapshotId` go to the gate
+ * (icemaint's fence, a Python object behind Py4J), everything else to the catalog's own
+ * operations directly.
+ *
+ * Why this exists: Iceberg asks its operations for `io()`, `current()`, `encryption()` and
+ * metadata locations once per manifest it reads or writes, often from its worker threads at
+ * once. Answered through Py4J callbacks, a commit that rewrote 50 manifests made 630 calls
+ * back into Python, queued on its interpreter: most of the commit's time. Only the commit
+ * itself and the snapshot ids need the fence. Compiled at run time by Spark's Janino
+ * (maintenance/spark/java_helpers.py).
+ */
+public class GatedOperations implements TableOperations {
+  private TableOperations real;
+  private TableOperations gate;
+
+  /** Sets the catalog's operations and the gate; returns this. */
+  public GatedOperations around(TableOperations real, TableOperations gate) {
+    this.real = real;
+    this.gate = gate;
+    return this;
+  }
+
+  public TableMetadata current() {
+    return real.current();
+  }
+
+  public TableMetadata refresh() {
+    return real.refresh();
+  }
+
+  public void commit(TableMetadata base, TableMetadata metadata) {
+    gate.commit(base, metadata);
+  }
+
+  public FileIO io() {
+    return real.io();
+  }
+
+  public EncryptionManager encryption() {
+    return real.encryption();
+  }
+
+  public String metadataFileLocation(String fileName) {
+    return real.metadataFileLocation(fileName);
+  }
+
+  public LocationProvider locationProvider() {
+    return real.locationProvider();
+  }
+
+  public TableOperations temp(TableMetadata uncommitted) {
+    return real.temp(uncommitted);
+  }
+
+  public long newSnapshotId() {
+    return gate.newSnapshotId();
+  }
+
+  public boolean requireStrictCleanup() {
+    return real.requireStrictCleanup();
+  }
+
+  public String toString() {
+    return "GatedOperations(" + real + ")";
+  }
+}
