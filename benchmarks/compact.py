@@ -1,6 +1,6 @@
 """COMPACT against Iceberg's stock `rewrite_data_files`, bin-pack and sort, on an append-only table of small files.
 
-    .venv/bin/python benchmarks/compact.py [--rows 1000000] [--commits 500] [--partitions 4] [--target-mib 4] [--repeat 3] [--json-out F]
+    .venv/bin/python benchmarks/compact.py [--rows 1000000] [--commits 500] [--partitions 4] [--target-mib 4] [--repeat 3] [--job-repeat 5] [--json-out F]
 
 One table of `commits * partitions` small files is generated (an append-only CDC
 workload: inserts only); every contender starts from exactly that table (it is rolled
@@ -8,9 +8,12 @@ back to the generated snapshot between contenders, and no contender deletes a fi
 sort contenders run after `WRITE ORDERED BY id`. Per contender: job time, MiB read and
 written (the Spark JVM's Hadoop counters), files after and their sizes against the
 target, and the full-scan time after, beside a floor copy (the same rows at the target
-size, written the way COMPACT writes them). Scans are medians of --repeat. Every
-contender runs once unmeasured first (the JVM's first run of any code path is several
-times slower).
+size, written the way COMPACT writes them). Scans are medians of --repeat. Job times are
+medians of --job-repeat rounds, each running every contender once in turn from the
+generated table (single runs on a 2-core machine differ by 30%, and a slow spell falls on
+every contender alike); bytes, files, content check and scans are taken in the last round.
+Every contender runs once unmeasured first (the JVM's first run of any code path is
+several times slower).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--target-mib", type=float, default=4.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--job-repeat", type=int, default=5)
     parser.add_argument("--json-out")
     args = parser.parse_args()
 
@@ -68,23 +72,27 @@ def main() -> None:
         reset_to(spark, ref, generated)
         action()
     spark.sql(f"ALTER TABLE {ref.spark_name} WRITE UNORDERED")
+    times: dict[str, list[float]] = {label: [] for label, _ in contenders}
     jobs = []
-    for label, action in contenders:
-        if "sort" in label:
-            spark.sql(f"ALTER TABLE {ref.spark_name} WRITE ORDERED BY id")
-        reset_to(spark, ref, generated)
-        read_before, written_before = io_counters(spark)
-        started = time.perf_counter()
-        result = action()
-        job_s = time.perf_counter() - started
-        read_after, written_after = io_counters(spark)
-        assert getattr(result, "status", "committed") == "committed", getattr(result, "error", result)
-        assert content_fingerprint(spark, ref).same_content(expected), f"{label} changed the content"
-        jobs.append({"job": label, "job_s": job_s, "mib_read": (read_after - read_before) / 2**20, "mib_written": (written_after - written_before) / 2**20,
-                     **files(spark, ref, target), "scan_s": scan(ref)})
-        print(jobs[-1], flush=True)
+    for round_number in range(args.job_repeat):
+        last = round_number == args.job_repeat - 1
+        for label, action in contenders:
+            spark.sql(f"ALTER TABLE {ref.spark_name} WRITE {'ORDERED BY id' if 'sort' in label else 'UNORDERED'}")
+            reset_to(spark, ref, generated)
+            read_before, written_before = io_counters(spark)
+            started = time.perf_counter()
+            result = action()
+            times[label].append(time.perf_counter() - started)
+            read_after, written_after = io_counters(spark)
+            assert getattr(result, "status", "committed") == "committed", getattr(result, "error", result)
+            if last:
+                assert content_fingerprint(spark, ref).same_content(expected), f"{label} changed the content"
+                jobs.append({"job": label, "job_s": statistics.median(times[label]), "job_runs_s": times[label],
+                             "mib_read": (read_after - read_before) / 2**20, "mib_written": (written_after - written_before) / 2**20,
+                             **files(spark, ref, target), "scan_s": scan(ref)})
+                print(jobs[-1], flush=True)
     write_json(args.json_out, {
-        "rows": args.rows, "commits": args.commits, "partitions": args.partitions, "target_mib": args.target_mib, "repeat": args.repeat,
+        "rows": args.rows, "commits": args.commits, "partitions": args.partitions, "target_mib": args.target_mib, "repeat": args.repeat, "job_repeat": args.job_repeat,
         "generate_s": generate_s, "expected_rows": expected.rows,
         "before": {**before, "scan_s": scan_at(spark, ref, generated, args.repeat)},
         "floor": {**files(spark, floor, target), "scan_s": scan(floor)},

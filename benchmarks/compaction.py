@@ -1,6 +1,6 @@
 """icemaint's CONVERT, REWRITE and MERGE against Iceberg's stock procedures, side by side.
 
-    .venv/bin/python benchmarks/compaction.py [--sizes 1000000:100:identity,1000000:50:none] [--repeat 3] [--json-out F]
+    .venv/bin/python benchmarks/compaction.py [--sizes 1000000:100:identity,1000000:50:none] [--repeat 3] [--job-repeat 5] [--json-out F]
 
 For each size (change events : commits : partitioning), identical CDC tables (5% updates,
 1% deletes) are generated from one seed, one per contender:
@@ -11,21 +11,26 @@ For each size (change events : commits : partitioning), identical CDC tables (5%
 - plus the floor: the same rows, no delete files, the same partitioning, files at the
   target size, written the way COMPACT writes them (`common.floor_copy`).
 
-Full-scan and point-lookup times are medians of --repeat. Each job runs once per
-contender, since each needs its own fresh table. Bytes read and written are the Spark
-JVM's Hadoop file-system counters plus the Python process's own (`common.io_counters`)
-around the job. Every contender's content is verified
-against the table before maintenance. Every contender first runs once, unmeasured, on a
-small table. Every number is measured by this run.
+Full-scan and point-lookup times are medians of --repeat. Job times are medians of
+--job-repeat rounds: in each round every contender runs once, in turn, on its own table
+put back to the snapshot it was generated at (CONVERT's; REWRITE follows CONVERT's
+commit), so a slow spell of the machine falls on every contender alike (single runs of the
+same job on a 2-core machine differ by 30%). Bytes read and written are the Spark JVM's
+Hadoop file-system counters plus the Python process's own (`common.io_counters`) around
+the job, in the last round; the reads after each job, the files left and the content
+check are taken there too. Every contender's content is verified against the table
+before maintenance. Every contender first runs once, unmeasured, on a small table. Every
+number is measured by this run.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import time
 
-from common import floor_copy, fresh_embedded, io_counters, median_seconds, write_json
+from common import floor_copy, fresh_embedded, io_counters, median_seconds, reset_to, write_json
 
 LOOKUPS = 5
 
@@ -35,6 +40,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="1000000:100:identity,1000000:50:none", help="rows:commits:partitioning[:format version],...")
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--job-repeat", type=int, default=5)
     parser.add_argument("--json-out")
     args = parser.parse_args()
 
@@ -44,16 +50,16 @@ def main() -> None:
     sizes = [(int(rows), int(commits), partitioning, int(version[0]) if version else 2)
              for rows, commits, partitioning, *version in (size.split(":") for size in args.sizes.split(","))]
     for version in sorted({size[3] for size in sizes}):
-        measure_size(config, spark, 99 - version, 20000, 10, "identity", args.partitions, 1, version)
+        measure_size(config, spark, 99 - version, 20000, 10, "identity", args.partitions, 1, version, 1)
     results = []
     for number, (rows, commits, partitioning, version) in enumerate(sizes):
-        results.append(measure_size(config, spark, number, rows, commits, partitioning, args.partitions, args.repeat, version))
+        results.append(measure_size(config, spark, number, rows, commits, partitioning, args.partitions, args.repeat, version, args.job_repeat))
         print_size(results[-1])
-    write_json(args.json_out, {"repeat": args.repeat, "sizes": results})
+    write_json(args.json_out, {"repeat": args.repeat, "job_repeat": args.job_repeat, "sizes": results})
 
 
 def measure_size(config, spark, number: int, rows: int, commits: int, partitioning: str, partitions: int, repeat: int,  # type: ignore[no-untyped-def]
-                 format_version: int = 2) -> dict:
+                 format_version: int = 2, job_repeat: int = 1) -> dict:
     from maintenance.catalogs import load_table, parse_table_ref
     from maintenance.spark.fingerprint import content_fingerprint
     from maintenance.workload.cdc import CdcOptions, run_cdc_workload
@@ -77,25 +83,37 @@ def measure_size(config, spark, number: int, rows: int, commits: int, partitioni
                 **delete_files(config, ref)}
 
     stages = [{"stage": "before maintenance", **reads(refs["icemaint"])}]
-    jobs = []
+    generated = {name: load_table(config, ref).metadata.current_snapshot_id for name, ref in refs.items()}
     convert_run: dict = {}
-    for label, ref, action in (
-        ("icemaint CONVERT", refs["icemaint"], icemaint_job(config, "convert", convert_run)),
-        ("icemaint REWRITE (after CONVERT)", refs["icemaint"], icemaint_job(config, "rewrite")),
-        ("icemaint MERGE", refs["merge"], icemaint_job(config, "merge")),
-        ("stock rewrite_data_files (delete-file-threshold 1)", refs["stock_data"], stock_call(spark, "rewrite_data_files", "options => map('delete-file-threshold','1')")),
-        ("stock rewrite_position_delete_files", refs["stock_pos"], stock_call(spark, "rewrite_position_delete_files", "options => map('rewrite-all','true')")),
-    ):
-        snapshots_before = len(load_table(config, ref).metadata.snapshots)
-        before = io_counters(spark)
-        started = time.perf_counter()
-        action(ref)
-        job_s = time.perf_counter() - started
-        after = io_counters(spark)
-        assert content_fingerprint(spark, ref).same_content(expected), f"{label} changed the content"
-        jobs.append({"job": label, "job_s": job_s, "mib_read": (after[0] - before[0]) / 2**20, "mib_written": (after[1] - before[1]) / 2**20,
-                     "snapshots_added": len(load_table(config, ref).metadata.snapshots) - snapshots_before, **delete_files(config, ref)})
-        stages.append({"stage": f"after {label}", **reads(ref)})
+    contenders = (  # label, table, action, the snapshot it starts from in every round (None: where the one before left it)
+        ("icemaint CONVERT", "icemaint", icemaint_job(config, "convert", convert_run), generated["icemaint"]),
+        ("icemaint REWRITE (after CONVERT)", "icemaint", icemaint_job(config, "rewrite"), None),
+        ("icemaint MERGE", "merge", icemaint_job(config, "merge"), generated["merge"]),
+        ("stock rewrite_data_files (delete-file-threshold 1)", "stock_data",
+         stock_call(spark, "rewrite_data_files", "options => map('delete-file-threshold','1')"), generated["stock_data"]),
+        ("stock rewrite_position_delete_files", "stock_pos", stock_call(spark, "rewrite_position_delete_files", "options => map('rewrite-all','true')"),
+         generated["stock_pos"]),
+    )
+    times: dict[str, list[float]] = {label: [] for label, *_ in contenders}
+    jobs = []
+    for round_number in range(job_repeat):
+        last = round_number == job_repeat - 1
+        for label, name, action, start in contenders:
+            ref = refs[name]
+            if start is not None and round_number > 0:
+                reset_to(spark, ref, start)
+            snapshots_before = len(load_table(config, ref).metadata.snapshots)
+            before = io_counters(spark)
+            started = time.perf_counter()
+            action(ref)
+            times[label].append(time.perf_counter() - started)
+            after = io_counters(spark)
+            if last:
+                assert content_fingerprint(spark, ref).same_content(expected), f"{label} changed the content"
+                jobs.append({"job": label, "job_s": statistics.median(times[label]), "job_runs_s": times[label],
+                             "mib_read": (after[0] - before[0]) / 2**20, "mib_written": (after[1] - before[1]) / 2**20,
+                             "snapshots_added": len(load_table(config, ref).metadata.snapshots) - snapshots_before, **delete_files(config, ref)})
+                stages.append({"stage": f"after {label}", **reads(ref)})
     stages.append({"stage": "floor: the same rows compacted, no deletes", **reads(floor)})
     convert = {"key_mib": convert_run.get("key_bytes_scanned", 0) / 2**20, "delete_mib": convert_run.get("delete_bytes_scanned", 0) / 2**20,
                "data_mib": convert_run.get("data_bytes_scanned", 0) / 2**20, "engine": convert_run.get("scan_engine")}

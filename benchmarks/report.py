@@ -26,9 +26,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 
 FULL = {
-    "compaction": ["--sizes", "1000000:100:identity,1000000:50:none,3000000:200:bucket", "--repeat", "3"],
-    "compaction_v3": ["--sizes", "3000000:200:bucket:3", "--repeat", "3"],
-    "compact": ["--rows", "1000000", "--commits", "500", "--partitions", "4", "--target-mib", "4", "--repeat", "7"],
+    "compaction": ["--sizes", "1000000:100:identity,1000000:50:none,3000000:200:bucket", "--repeat", "3", "--job-repeat", "5"],
+    "compaction_v3": ["--sizes", "3000000:200:bucket:3", "--repeat", "3", "--job-repeat", "5"],
+    "compact": ["--rows", "1000000", "--commits", "500", "--partitions", "4", "--target-mib", "4", "--repeat", "7", "--job-repeat", "5"],
     "scaling": ["--partitions", "500", "--commits", "20", "--rows", "1000000"],
     "manifests": ["--commits", "1000", "--rows", "200000", "--repeat", "3"],
     "orphans": ["--files", "10000", "--repeat", "3"],
@@ -39,9 +39,9 @@ FULL = {
 }
 SCRIPTS = {"compaction_v3": "compaction"}  # entries run by another entry's script, with their own sizes
 QUICK = {
-    "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1"],
-    "compaction_v3": ["--sizes", "20000:10:bucket:3", "--repeat", "1"],
-    "compact": ["--rows", "20000", "--commits", "20", "--partitions", "2", "--target-mib", "0.05", "--repeat", "1"],
+    "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1", "--job-repeat", "2"],
+    "compaction_v3": ["--sizes", "20000:10:bucket:3", "--repeat", "1", "--job-repeat", "1"],
+    "compact": ["--rows", "20000", "--commits", "20", "--partitions", "2", "--target-mib", "0.05", "--repeat", "1", "--job-repeat", "2"],
     "scaling": ["--partitions", "20", "--commits", "3", "--rows", "6000"],
     "manifests": ["--commits", "20", "--rows", "2000", "--repeat", "1"],
     "orphans": ["--files", "400", "--repeat", "1"],
@@ -97,8 +97,9 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     lines += ["", "## Delete compaction against the stock procedures", "",
               "Generated CDC tables (5% updates, 1% deletes), one identical table per contender, from one seed (`benchmarks/compaction.py "
               + " ".join(plan["compaction"]) + "`).",
-              "Each job runs once per contender (each needs a fresh table). Full-scan and point-lookup times are medians of "
-              f"{c['repeat']} runs; MiB read and written are the Spark JVM's Hadoop file-system counters around the job plus the "
+              f"Job times are medians of {c.get('job_repeat', 1)} rounds; in each round every contender runs once, in turn, on its own table put "
+              "back to its generated snapshot (REWRITE follows CONVERT's commit), so a slow spell of the machine falls on every contender alike. "
+              f"Full-scan and point-lookup times are medians of {c['repeat']} runs; MiB read and written are the Spark JVM's Hadoop file-system counters around the job plus the "
               "Python process's own reads and writes as the kernel counts them (`/proc/self/io`: pyiceberg's metadata reads, CONVERT's "
               "driver engine), so no byte read in either process goes uncounted.",
               "Every contender's content was verified equal to the table's before maintenance."]
@@ -205,7 +206,8 @@ def compact_section(c: dict, options: list[str]) -> list[str]:
         "Small-file compaction against the stock procedure",
         f"An append-only table ({c['rows']:,} rows in {c['commits']} commits, {c['partitions']} partitions: {c['before']['data_files']:,} files, "
         f"full scan {c['before']['scan_s']:.2f} s), target {c['target_mib']:g} MiB (`benchmarks/compact.py {' '.join(options)}`). Every contender starts "
-        "from exactly that table (rolled back between them) and ran once unmeasured first; scans are medians. \"files near the target\": files within "
+        f"from exactly that table (rolled back between them) and ran once unmeasured first; job times are medians of {c.get('job_repeat', 1)} rounds, "
+        "each running every contender once in turn; scans are medians. \"files near the target\": files within "
         "±10% of the target, of those that are not a partition's last, smaller one.",
         ["contender", "s", "× stock", "MiB read", "MiB written", "files after", "files near the target", "full scan s", "× floor"],
         rows,
