@@ -3,12 +3,13 @@
 Each task carries every delete Iceberg applies to its file, so rows read through it are the
 rows readers see. The tasks stay in the JVM (`java/PlannedTasks.java`): a group's tasks,
 their sizes and the commit's removals are one Py4J call each, not one or more per file
-(2,000 files took half a second of calls before their first Spark job).
+(2,000 files took half a second of calls before their first Spark job); so are the delete
+files the commit drops, named by record key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -45,13 +46,40 @@ class PlannedTasks:
         sizes = [int(size) for size in str(self._helper.sizes(java)).split(",") if size]
         return GroupTasks(java, sizes)
 
-    def deletes(self) -> list[JavaObject]:
-        """Every delete file that applies to one of the tasks, each once."""
-        return list(self._helper.deletes())
+    def delete_keys(self) -> set[str]:
+        """The record key (`TableFile.key`) of every delete file that applies to one of the tasks."""
+        return {key for key in str(self._helper.deleteKeys()).split("\n") if key}
+
+    def remove_delete_files(self, operation: JavaObject, keys: Sequence[str]) -> JavaObject:
+        """`operation` (a RewriteFiles) with the delete files of these record keys removed
+        (each must be one of `delete_keys()`)."""
+        return self._helper.removeDeleteFiles(operation, _joined(keys, "a rewrite")) if keys else operation
 
     def remove_data_files(self, operation: JavaObject, paths: Sequence[str]) -> JavaObject:
         """`operation` (a RewriteFiles) with the data files of these paths removed."""
         return self._helper.removeDataFiles(operation, _joined(paths, "a rewrite"))
+
+
+@dataclass(frozen=True)
+class DeleteRecords:
+    """The delete files a rewrite may drop, by record key (`TableFile.key`): those its scan
+    tasks hold stay in the JVM (`held`); the others, dangling deletes looked up in the
+    delete manifests, are Java records here (`looked_up`)."""
+
+    tasks: PlannedTasks
+    held: frozenset[str]
+    looked_up: Mapping[str, JavaObject]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.held or key in self.looked_up
+
+    def remove(self, operation: JavaObject, keys: Sequence[str]) -> JavaObject:
+        """`operation` (a RewriteFiles) with the delete files of these keys removed."""
+        operation = self.tasks.remove_delete_files(operation, [key for key in keys if key in self.held])
+        for key in keys:
+            if key not in self.held:
+                operation = operation.deleteFile(self.looked_up[key])
+        return operation
 
 
 def _joined(paths: Sequence[str], what: str) -> str:

@@ -35,18 +35,16 @@ def delete_file_rewrite(spark: SparkSession, planning_snapshot_id: int, removed:
 
 
 def data_file_rewrite(spark: SparkSession, planning_snapshot_id: int, data_sequence_number: int, remove_data: RemoveFiles,
-                      added_data: Sequence[JavaObject], removed_deletes: Sequence[JavaObject]) -> Build:
+                      added_data: Sequence[JavaObject], remove_deletes: RemoveFiles) -> Build:
     """Data files replaced (`remove_data`: `PlannedTasks.remove_data_files`) by new ones that
     keep the planning snapshot's data sequence number (so deletes committed meanwhile still
-    apply to them), and delete files dropped."""
+    apply to them), and delete files dropped (`remove_deletes`: `DeleteRecords.remove`)."""
 
     def build(table: JavaObject) -> JavaObject:
         operation = table.newRewrite().validateFromSnapshot(java_long(spark, planning_snapshot_id))
         operation = remove_data(operation.dataSequenceNumber(java_long(spark, data_sequence_number)))
         for data_file in added_data:
             operation = operation.addFile(data_file)
-        for delete_file in removed_deletes:
-            operation = operation.deleteFile(delete_file)
-        return operation
+        return remove_deletes(operation)
 
     return build

@@ -33,7 +33,7 @@ from maintenance.jobs.outcome import COMMITTED, JobOutcome, attach_partial
 from maintenance.jobs.publish import Change
 from maintenance.spark.errors import java_errors
 from maintenance.spark.jvm import JavaObject
-from maintenance.spark.planned_tasks import GroupTasks, PlannedTasks
+from maintenance.spark.planned_tasks import DeleteRecords, GroupTasks, PlannedTasks
 from maintenance.spark.rewrites import data_file_rewrite
 from maintenance.spark.session import make_active_in_this_thread
 from maintenance.spark.validators import Validator
@@ -56,7 +56,7 @@ class GroupRewrite:
     sequence_number: int  # the new files' data sequence number (the planning snapshot's)
     groups: Sequence[FileGroup]
     tasks: PlannedTasks  # every group's data files' scan tasks (with the deletes that apply)
-    java_deletes: dict[str, JavaObject]  # delete record key (`TableFile.key`) -> its Java record, for every delete the run may drop
+    java_deletes: DeleteRecords  # every delete the run may drop, by record key (`TableFile.key`)
     droppable: DroppableDeletes
     validate: Validator | None = None
 
@@ -144,8 +144,9 @@ def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup,
     paths = [f.path for group, _ in finished for f in group.files]
     added = [new for _, files in finished for new in files]
     drop = work.droppable.covered_by(paths)
-    deletes = [work.java_deletes[path] for path in drop]
-    build = data_file_rewrite(ctx.spark, work.snapshot_id, work.sequence_number, lambda operation: work.tasks.remove_data_files(operation, paths), added, deletes)
+    deletes = drop
+    build = data_file_rewrite(ctx.spark, work.snapshot_id, work.sequence_number, lambda operation: work.tasks.remove_data_files(operation, paths), added,
+                              lambda operation: work.java_deletes.remove(operation, deletes))
     committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate))
     committed.snapshots += 1
     committed.groups += len(finished)

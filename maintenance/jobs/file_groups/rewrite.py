@@ -31,9 +31,9 @@ from maintenance.jobs.file_groups.options import GroupOptions
 from maintenance.jobs.file_groups.writer import Ordering, rewrite_group
 from maintenance.jobs.outcome import JobOutcome
 from maintenance.spark.errors import java_errors
-from maintenance.spark.java_files import JavaFiles, java_record_key
+from maintenance.spark.java_files import JavaFiles
 from maintenance.spark.jvm import JavaObject
-from maintenance.spark.planned_tasks import GroupTasks, PlannedTasks
+from maintenance.spark.planned_tasks import DeleteRecords, GroupTasks, PlannedTasks
 from maintenance.spark.validators import no_new_partition_equality_deletes
 from maintenance.table.files import TableFile
 from maintenance.table.targets import DATA_TARGET_DEFAULT, PAGE_ROW_LIMIT_DEFAULT
@@ -94,18 +94,11 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     return outcome
 
 
-def java_delete_records(ctx: JobContext, snapshot_id: int, wanted: set[str], tasks: PlannedTasks) -> dict[str, JavaObject]:
-    """The Java records of the deletes a run may drop (by record key, `TableFile.key`), taken
-    from the scan tasks that already hold them; only deletes that apply to no data file
-    (dangling) are looked up in the delete manifests."""
-    found: dict[str, JavaObject] = {}
-    if not wanted:
-        return found
-    for delete in tasks.deletes():
-        key = java_record_key(delete)
-        if key in wanted:
-            found.setdefault(key, delete)
-    missing = wanted - set(found)
-    if missing:
-        found.update(JavaFiles(ctx.spark, ctx.table.real, snapshot_id).delete_files(missing))
-    return found
+def java_delete_records(ctx: JobContext, snapshot_id: int, wanted: set[str], tasks: PlannedTasks) -> DeleteRecords:
+    """The Java records of the deletes a run may drop (by record key, `TableFile.key`): those
+    the scan tasks hold stay in the JVM; only deletes that apply to no data file (dangling)
+    are looked up in the delete manifests."""
+    held = wanted & tasks.delete_keys() if wanted else set()
+    missing = wanted - held
+    looked_up = JavaFiles(ctx.spark, ctx.table.real, snapshot_id).delete_files(missing) if missing else {}
+    return DeleteRecords(tasks, frozenset(held), looked_up)

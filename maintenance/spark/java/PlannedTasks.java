@@ -7,6 +7,8 @@ import java.util.Iterator;
 import java.util.List;
 
 import org.apache.iceberg.DataFile;
+import org.apache.iceberg.DeleteFile;
+import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.RewriteFiles;
 import org.apache.iceberg.Table;
@@ -24,6 +26,7 @@ import org.apache.iceberg.io.CloseableIterable;
  */
 public class PlannedTasks {
   private final HashMap byLocation = new HashMap();
+  private HashMap deletesByKey;  // the held tasks' delete files by record key, built on first use
 
   /** Plans the snapshot's scan and keeps the task of every wanted location; returns those it did not find, newline-separated. */
   public String plan(Table table, String snapshotId, String wantedLocations) throws java.io.IOException {
@@ -74,21 +77,55 @@ public class PlannedTasks {
     return sizes.toString();
   }
 
-  /** Every delete file that applies to a task held, each once. */
-  public ArrayList deletes() {
-    HashSet seen = new HashSet();
-    ArrayList distinct = new ArrayList();
-    Iterator each = byLocation.values().iterator();
+  /**
+   * The record key of every delete file that applies to a task held, each once,
+   * newline-separated: its location, and for a deletion vector "#" and its blob offset
+   * (icemaint's `TableFile.key`, `maintenance/table/files.py`).
+   */
+  public String deleteKeys() {
+    StringBuilder keys = new StringBuilder();
+    Iterator each = deletesByKey().keySet().iterator();
     while (each.hasNext()) {
-      List deletes = ((FileScanTask) each.next()).deletes();
-      for (int i = 0; i < deletes.size(); i++) {
-        Object delete = deletes.get(i);
-        if (seen.add(delete)) {
-          distinct.add(delete);
+      keys.append((String) each.next()).append('\n');
+    }
+    return keys.toString();
+  }
+
+  /** The operation with the delete files of these record keys (see `deleteKeys`) removed. */
+  public RewriteFiles removeDeleteFiles(RewriteFiles operation, String keys) {
+    HashMap byKey = deletesByKey();
+    List wanted = split(keys);
+    RewriteFiles result = operation;
+    for (int i = 0; i < wanted.size(); i++) {
+      DeleteFile file = (DeleteFile) byKey.get(wanted.get(i));
+      if (file == null) {
+        throw new IllegalArgumentException("no delete file applies to the planned tasks under " + wanted.get(i));
+      }
+      result = result.deleteFile(file);
+    }
+    return result;
+  }
+
+  private HashMap deletesByKey() {
+    if (deletesByKey == null) {
+      deletesByKey = new HashMap();
+      Iterator each = byLocation.values().iterator();
+      while (each.hasNext()) {
+        List deletes = ((FileScanTask) each.next()).deletes();
+        for (int i = 0; i < deletes.size(); i++) {
+          DeleteFile delete = (DeleteFile) deletes.get(i);
+          deletesByKey.put(recordKey(delete), delete);
         }
       }
     }
-    return distinct;
+    return deletesByKey;
+  }
+
+  private static String recordKey(DeleteFile delete) {
+    if (delete.format() == FileFormat.PUFFIN && delete.contentOffset() != null) {
+      return delete.location() + "#" + delete.contentOffset();
+    }
+    return delete.location();
   }
 
   /** The operation with the data files of these locations removed. */
