@@ -160,6 +160,30 @@ def test_commit_without_the_run_summary_is_refused(spark, config: Config, cdc_ta
     assert result.status == FENCED and "summary" in (result.error or "")
 
 
+def test_only_commits_and_snapshot_ids_cross_into_the_python_fence(spark, config: Config, cdc_table: CdcFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Iceberg asks its operations for io(), current() and metadata locations once per
+    manifest; `GatedOperations` answers those in the JVM (a MERGE commit that rewrote 100
+    manifests made 630 Python callbacks). The fence still sees every commit attempt."""
+    from maintenance.jobs.runner import run_job
+    from maintenance.spark.fenced_table import FencedOperations
+
+    ref, _, _ = cdc_table(rows=2000, commits=4)
+    called: list[str] = []
+    for name in ("commit", "current", "refresh", "io", "encryption", "metadataFileLocation", "locationProvider", "temp", "newSnapshotId",
+                 "requireStrictCleanup"):
+        original = getattr(FencedOperations, name)
+
+        def counted(self, *args, _original=original, _name=name):  # type: ignore[no-untyped-def]
+            called.append(_name)
+            return _original(self, *args)
+
+        monkeypatch.setattr(FencedOperations, name, counted)
+    result = run_job(config, ref, "merge")
+    assert result.status == COMMITTED, result.error
+    assert set(called) == {"commit", "newSnapshotId"}, sorted(set(called))
+    assert called.count("commit") == 2  # the claim and the rewrite, each through the fence
+
+
 def test_heartbeat_keeps_a_long_job_and_a_lost_lease_cancels_spark(spark, home: Path, tmp_path: Path, cdc_table: CdcFactory) -> None:
     ref, _, _ = cdc_table(rows=200, commits=1)
     for state_url in new_state_url("sqlite", tmp_path):
