@@ -109,6 +109,27 @@ def test_tables_written_by_sparks_update_and_delete(spark, config: Config, cdc_t
     assert (health.position_delete_files, health.equality_delete_files) == (0, 0)
 
 
+def test_deletes_left_dangling_by_another_rewrite_are_dropped_on_their_own(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """Stock `rewrite_data_files` rewrote every data file and left its delete files behind,
+    applying to nothing: MERGE plans no group, and drops them in a commit of their own (it
+    used to report committed and leave them, so the policy asked for MERGE again forever)."""
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1200, commits=3)
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 7 = 0")
+    spark.sql(f"CALL local.system.rewrite_data_files(table => '{ref.identifier}', options => map('min-input-files','1'))").collect()
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    deletes_before = spark.sql(f"SELECT count(*) FROM {ref.spark_name}.delete_files").collect()[0][0]
+    rows_before = spark_rows(spark, ref)
+    assert deletes_before > 0
+
+    outcome = run_merge(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.snapshot_id is not None, outcome.error
+    assert outcome.counters["delete_files_removed"] == deletes_before and outcome.counters["data_files_rewritten"] == 0
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    assert spark.sql(f"SELECT count(*) FROM {ref.spark_name}.delete_files").collect()[0][0] == 0
+    assert spark_rows(spark, ref) == rows_before
+
+
 def test_cli_merge_json(spark, home, config: Config, cdc_table: CdcFactory, capsys: pytest.CaptureFixture[str]) -> None:
     ref, _, _ = cdc_table(shape=TableShape("none", 2, "single"), rows=900, commits=3)
     code, out, _ = in_process(capsys, "merge", ref.identifier, "--verify", "--json")

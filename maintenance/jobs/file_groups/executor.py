@@ -118,6 +118,8 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
                 if len(pending) >= options.commit_every_groups:
                     commit_pending()
             commit_pending()
+            if not work.groups:
+                _commit(ctx, work, [], committed)  # only dangling deletes were planned: they are dropped on their own
         except BaseException as exc:
             # A commit failed (or we were interrupted): the groups still writing are wasted work.
             ctx.spark.sparkContext.cancelJobGroup(ctx.run_id)
@@ -140,10 +142,13 @@ def _write_in_run(ctx: JobContext, write: WriteGroup, group: FileGroup, tasks: G
 
 
 def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup, list[JavaObject]]], committed: _Committed) -> None:
-    """One RewriteFiles for the finished groups, dropping the deletes they complete."""
+    """One RewriteFiles for the finished groups, dropping the deletes they complete (with no
+    groups: the dangling deletes alone, if there are any)."""
     paths = [f.path for group, _ in finished for f in group.files]
     added = [new for _, files in finished for new in files]
     drop = work.droppable.covered_by(paths)
+    if not finished and not drop:
+        return
     deletes = drop
     build = data_file_rewrite(ctx.spark, work.snapshot_id, work.sequence_number, lambda operation: work.tasks.remove_data_files(operation, paths), added,
                               lambda operation: work.java_deletes.remove(operation, deletes))
