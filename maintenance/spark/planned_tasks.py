@@ -70,9 +70,6 @@ class DeleteRecords:
     held: frozenset[str]
     looked_up: Mapping[str, JavaObject]
 
-    def __contains__(self, key: object) -> bool:
-        return key in self.held or key in self.looked_up
-
     def remove(self, operation: JavaObject, keys: Sequence[str]) -> JavaObject:
         """`operation` (a RewriteFiles) with the delete files of these keys removed."""
         operation = self.tasks.remove_delete_files(operation, [key for key in keys if key in self.held])

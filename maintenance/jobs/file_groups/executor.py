@@ -149,16 +149,15 @@ def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup,
     drop = work.droppable.covered_by(paths)
     if not finished and not drop:
         return
-    deletes = drop
     build = data_file_rewrite(ctx.spark, work.snapshot_id, work.sequence_number, lambda operation: work.tasks.remove_data_files(operation, paths), added,
-                              lambda operation: work.java_deletes.remove(operation, deletes))
+                              lambda operation: work.java_deletes.remove(operation, drop))
     committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate))
     committed.snapshots += 1
     committed.groups += len(finished)
     committed.data_files_rewritten += len(paths)
     committed.data_files_added += len(added)
-    committed.delete_files_removed += len(deletes)
+    committed.delete_files_removed += len(drop)
     committed.bytes_written += sum(int(f.fileSizeInBytes()) for f in added)
     committed.partitions.update(key for group, _ in finished for key in group.partitions)
-    log.info("file groups committed", groups=len(finished), snapshot_id=committed.snapshot_id, delete_files_removed=len(deletes))
+    log.info("file groups committed", groups=len(finished), snapshot_id=committed.snapshot_id, delete_files_removed=len(drop))
     faults.point("groups-committed")
