@@ -9,12 +9,11 @@ sort contenders run after `WRITE ORDERED BY id`. Per contender: job time, MiB re
 written (the Spark JVM's Hadoop counters), files after and their sizes against the
 target, and the full-scan time after, beside a floor copy (the same rows at the target
 size, written the way COMPACT writes them), the two scanned in turn. Scans are medians of
---repeat. Job times are
-medians of --job-repeat rounds, each running every contender once in turn from the
-generated table (single runs on a 2-core machine differ by 30%, and a slow spell falls on
-every contender alike); bytes, files, content check and scans are taken in the last round.
-Every contender runs once unmeasured first (the JVM's first run of any code path is
-several times slower).
+--repeat. Job times are medians of --job-repeat rounds, each running every contender once
+in turn from the generated table (single runs on a 2-core machine differ by 30%, and a
+slow spell falls on every contender alike); bytes, files, content check and scans are taken
+in the last round. Every contender runs once unmeasured first (the JVM's first run of any
+code path is several times slower).
 """
 
 from __future__ import annotations
