@@ -25,9 +25,14 @@ from sqlalchemy.engine import make_url
 
 from maintenance.catalogs import TableRef, get_catalog, load_table
 from maintenance.config import Config, parse_config
+from maintenance.daemon.service import Daemon
+from maintenance.policy.model import Policy
+from maintenance.schedule.cycle import Evaluation
+from maintenance.schedule.planner import NO_COST, Decision
 from maintenance.state.database import ensure_schema, make_engine
 from maintenance.state.leases import LeaseStore
 from maintenance.state.runs import RunRecord, RunStore
+from maintenance.state.store import StateStore, open_state
 from tests.conftest import POSTGRES_ADMIN_URL, CdcFactory, new_state_url
 from tests.helpers import model_rows, spark_rows
 from tests.tcp_proxy import TcpProxy
@@ -350,3 +355,37 @@ def test_a_spark_that_cannot_start_turns_healthz_503_naming_it(tmp_path: Path) -
     text = log.read_text()
     assert "Traceback" not in text, text[-3000:]
     assert text.count('"dependency failing"') == 1, text[-3000:]
+
+
+class RecordingDaemon(Daemon):
+    """The daemon's dispatch, its workers replaced by a record of the tables they were given
+    (the jobs themselves are tested end to end above)."""
+
+    def __init__(self, config: Config) -> None:
+        super().__init__(config)
+        self.dispatched: list[str] = []
+
+    def _work_on(self, table: str, decisions: list[Decision], state: StateStore, policies: list[Policy]) -> None:
+        self.dispatched.append(table)
+        self._worker_ended(table)
+
+
+def test_an_evaluation_read_before_a_tables_worker_ended_does_not_dispatch_it_again(tmp_path: Path) -> None:
+    """The daemon's CI failure of session 24: an evaluation that read the table before its
+    MERGE committed found MERGE due, the worker ended, the stale decision went to a new
+    worker, whose re-check recorded a `skipped` MERGE run."""
+    config = parse_config({"state": {"url": f"sqlite:///{tmp_path / 'state.db'}"}}, source="tests", base_dir=tmp_path)
+    daemon = RecordingDaemon(config)
+    state = open_state(config)
+    evaluation = Evaluation(decisions=[Decision("local.ns.orders", "merge", True, "due", "test", NO_COST)])
+    try:
+        read_from = time.monotonic()
+        daemon._dispatch(evaluation, state, read_from)
+        wait_for(lambda: not daemon.running, 10, "the worker", [])
+        daemon._dispatch(evaluation, state, read_from)  # read while the worker ran: stale
+        wait_for(lambda: not daemon.running, 10, "the worker", [])
+        daemon._dispatch(evaluation, state, time.monotonic())  # read after it ended
+        wait_for(lambda: not daemon.running, 10, "the worker", [])
+    finally:
+        daemon.pool.shutdown(wait=True)
+    assert daemon.dispatched == ["local.ns.orders", "local.ns.orders"]

@@ -2,7 +2,8 @@
 
 - One worker per table at a time (a table's due jobs run in order, each re-checked under
   its lease), at most `max_concurrent_jobs` tables at once, leases shared with every other
-  daemon on the same state database.
+  daemon on the same state database. A table whose worker ended while an evaluation was
+  reading waits for the next one (what was just done still looked due).
 - Spark starts with the first job and stops after `spark_idle` without one.
 - Every interval starts with a probe of the state database: while it fails, nothing is
   evaluated or dispatched, `/healthz` answers 503 naming it, and the probe is all that
@@ -64,6 +65,7 @@ class Daemon:
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self.running: dict[str, Future[None]] = {}  # table -> its worker
+        self.worked_until: dict[str, float] = {}  # table -> when its last worker ended (monotonic)
         self.pool = ThreadPoolExecutor(max_workers=self.settings.max_concurrent_jobs, thread_name_prefix="icemaint-job")
         self.metrics = DaemonMetrics()
         self.policies: list[Policy] | None = None
@@ -172,8 +174,9 @@ class Daemon:
         if state is None or time.monotonic() < self.next_evaluation_at:
             return
         try:
+            started = time.monotonic()
             evaluation, causes = self._evaluate(state)
-            self._dispatch(evaluation, state)
+            self._dispatch(evaluation, state, started)
         except StateUnavailableError as exc:
             self._state_down(exc)
             self._count_evaluation({STATE})
@@ -264,7 +267,10 @@ class Daemon:
                 log.warning("table not evaluated", table=table, error=problem)
         return evaluation, causes
 
-    def _dispatch(self, evaluation: Evaluation, state: StateStore) -> None:
+    def _dispatch(self, evaluation: Evaluation, state: StateStore, evaluated_from: float) -> None:
+        """Due tables to workers. A table whose worker ended after `evaluated_from` was read
+        before its jobs committed: its decisions are stale (a job just done looks due), so it
+        waits for the next evaluation rather than take the lease for a run that is `skipped`."""
         by_table: dict[str, list[Decision]] = {}
         for decision in evaluation.due:  # ranked: the costliest tables first
             by_table.setdefault(decision.table, []).append(decision)
@@ -276,6 +282,8 @@ class Daemon:
                 if self.stopping.is_set() or len(self.running) >= self.settings.max_concurrent_jobs:
                     break
                 if table in self.running or table in held_elsewhere:  # another daemon is on it
+                    continue
+                if self.worked_until.pop(table, evaluated_from) > evaluated_from:
                     continue
                 self.running[table] = self.pool.submit(self._work_on, table, decisions, state, self.policies or [])
                 self.metrics.leases_held.set(len(self.running))
@@ -310,11 +318,14 @@ class Daemon:
         except Exception:
             log.error("worker failed", exc_info=True)
         finally:
-            with self.lock:
-                self.running.pop(table, None)
-                self.metrics.leases_held.set(len(self.running))
-                self.last_job_end = time.monotonic()
+            self._worker_ended(table)
             structlog.contextvars.unbind_contextvars("table")
+
+    def _worker_ended(self, table: str) -> None:
+        with self.lock:
+            self.running.pop(table, None)
+            self.metrics.leases_held.set(len(self.running))
+            self.last_job_end = self.worked_until[table] = time.monotonic()
 
     def stop_idle_spark(self) -> None:
         with self.lock:
