@@ -38,14 +38,15 @@ test-tools: setup
 lint: setup
 	$(VENV)/bin/ruff check maintenance tests benchmarks
 
-# The suite without the catalog matrix and the fault injection (about 15 minutes on 2 cores).
+# The suite without the slow suites (about 17-20 minutes on 2 cores).
 test: setup test-tools lint
-	$(VENV)/bin/python -m pytest -m "not (hive or rest or s3 or faults)" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not (hive or rest or s3 or faults or slow)" $(PYTEST_ARGS)
 
 # The slow suites, which CI runs too: the catalog matrix (Hive Metastore, REST catalog and
-# S3, started by the tests) and the fault injection (jobs killed with SIGKILL).
+# S3, started by the tests), the fault injection (jobs killed with SIGKILL), and the daemons
+# as processes, the outages and the lease races on server databases (`slow`).
 test-integration: setup test-tools
-	$(VENV)/bin/python -m pytest -m "hive or rest or s3 or faults" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "hive or rest or s3 or faults or slow" $(PYTEST_ARGS)
 
 demo: setup
 	$(VENV)/bin/icemaint demo

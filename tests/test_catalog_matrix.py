@@ -18,7 +18,7 @@ catalog's tables at once (naming none) from one config naming all three.
 Markers: `hive` and `rest` select a catalog; every test here carries `s3` (they all need
 the services: the config and the Spark worker name every catalog), so
 `pytest -m "hive or rest or s3"` runs exactly the matrix, SQL + local files included,
-and `make test` (`not (hive or rest or s3 or faults)`) none of it: each case runs once,
+and `make test` (`not (hive or rest or s3 or faults or slow)`) none of it: each case runs once,
 in `make test-integration`.
 """
 

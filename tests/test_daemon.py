@@ -164,6 +164,7 @@ def test_daemon_processes_a_table_and_stops_cleanly_on_sigterm(tmp_path: Path, s
     assert '"event": "daemon stopped"' in text and "Traceback" not in text
 
 
+@pytest.mark.slow
 def test_two_daemons_share_six_tables_without_overlap(tmp_path: Path, spark, config: Config, cdc_table: CdcFactory) -> None:
     namespace = f"daemons_{uuid.uuid4().hex[:6]}"
     tables = []
@@ -204,6 +205,7 @@ def assert_no_overlap(runs: list[RunRecord]) -> None:
         assert start >= end, f"runs {first} and {second} overlap"
 
 
+@pytest.mark.slow
 def test_sigterm_during_a_job_cancels_it_after_the_grace_period(tmp_path: Path, spark, config: Config, cdc_table: CdcFactory) -> None:
     namespace = f"daemon_{uuid.uuid4().hex[:6]}"
     ref, _, model = cdc_table(ref=TableRef(config.default_catalog, (namespace,), "big"), rows=60_000, commits=30, update_ratio=0.3)
@@ -234,6 +236,7 @@ def test_sigterm_during_a_job_cancels_it_after_the_grace_period(tmp_path: Path, 
     assert spark_rows(spark, ref) == model_rows(model)
 
 
+@pytest.mark.slow
 def test_a_state_database_cut_turns_healthz_503_and_its_return_200(tmp_path: Path, config: Config) -> None:
     """The state database behind a TCP proxy that is cut for a while: /healthz says 503 and
     names it within two intervals, 200 again within two intervals of its return, and the
@@ -290,6 +293,7 @@ def assert_only_failures_counted_meanwhile(port: int, failures: str, logs: list[
     assert metric(port, EVALUATIONS_OK) == ok
 
 
+@pytest.mark.slow
 def test_a_catalog_cut_turns_healthz_503_naming_it_and_its_return_200(tmp_path: Path, config: Config) -> None:
     """A second catalog, SQL on PostgreSQL behind a TCP proxy, cut for a while: /healthz says
     503 and names that catalog within two intervals while the other catalog stays up, the
@@ -324,6 +328,7 @@ def test_a_catalog_cut_turns_healthz_503_naming_it_and_its_return_200(tmp_path: 
         assert text.count('"dependency failing"') == 1 and text.count('"dependency works again"') == 1, text[-3000:]
 
 
+@pytest.mark.slow
 def test_a_spark_that_cannot_start_turns_healthz_503_naming_it(tmp_path: Path) -> None:
     """A job is due but Spark cannot start (a master URL its SparkContext cannot parse): /healthz says 503
     naming Spark with its one-line reason, `icemaint_dependency_up{dependency="spark"}` is 0,

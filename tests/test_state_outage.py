@@ -145,6 +145,7 @@ def test_a_daemon_whose_state_role_does_not_exist_exits_2_in_one_line(tmp_path: 
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.slow
 def test_a_state_role_dropped_while_the_daemon_runs_turns_healthz_503_backing_off_and_its_return_200(tmp_path: Path) -> None:
     """The daemon's role dropped under it: the daemon stays up, /healthz says 503 naming the
     state database with the database's one-line reason (no password), the failed evaluations
