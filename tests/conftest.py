@@ -96,17 +96,17 @@ def new_state_url(kind: str, tmp_path: Path) -> Iterator[str]:
 
 
 STATE_KINDS = ["sqlite", "postgresql", "mariadb"]
-# A slow test's parameters: SQLite in `make test`, the server databases in `make test-integration`.
-STATE_KINDS_SERVERS_SLOW = ["sqlite", pytest.param("postgresql", marks=pytest.mark.slow), pytest.param("mariadb", marks=pytest.mark.slow)]
+SERVER_KINDS = ("postgresql", "mariadb")
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """`slow_on_servers`: a test on the `state` fixture that is `slow` on PostgreSQL and MariaDB
-    (the lease races: spawned processes against a server), so `make test` runs it on SQLite."""
+    """`slow_on_servers`: a test over the state database kinds (the `state` fixture, or its own
+    parameter) that is `slow` on PostgreSQL and MariaDB (spawned processes against a server),
+    so `make test` runs it on SQLite and `make test-integration` on the servers."""
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if item.get_closest_marker("slow_on_servers") and callspec is not None and callspec.params.get("state") in ("postgresql", "mariadb"):
+        if item.get_closest_marker("slow_on_servers") and callspec is not None and any(v in SERVER_KINDS for v in callspec.params.values()):
             item.add_marker(pytest.mark.slow)
 
 

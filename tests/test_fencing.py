@@ -22,7 +22,7 @@ from maintenance.lease.keeper import LeaseKeeper
 from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.spark.jvm import load_java_table
 from maintenance.state.store import StateStore
-from tests.conftest import STATE_KINDS_SERVERS_SLOW, CdcFactory, new_state_url
+from tests.conftest import STATE_KINDS, CdcFactory, new_state_url
 from tests.fencing_jobs import append_marker_row
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,7 +64,8 @@ def resume_paused_holder(holder: subprocess.Popen[str], flag: Path) -> tuple[str
     return refused, status
 
 
-@pytest.mark.parametrize("state_kind", STATE_KINDS_SERVERS_SLOW)
+@pytest.mark.slow_on_servers
+@pytest.mark.parametrize("state_kind", STATE_KINDS)
 def test_paused_holder_is_fenced_after_takeover(spark, home: Path, tmp_path: Path, cdc_table: CdcFactory, state_kind: str) -> None:
     ref, _, _ = cdc_table(rows=400, commits=2)
     for state_url in new_state_url(state_kind, tmp_path):
