@@ -38,7 +38,7 @@ test-tools: setup
 lint: setup
 	$(VENV)/bin/ruff check maintenance tests benchmarks
 
-# The suite without the slow suites (about 17-20 minutes on 2 cores).
+# The suite without the slow suites (about 18-21 minutes on 2 cores).
 test: setup test-tools lint
 	$(VENV)/bin/python -m pytest -m "not (hive or rest or s3 or faults or slow)" $(PYTEST_ARGS)
 
