@@ -17,7 +17,7 @@ from maintenance.config import Config, parse_config
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.outcome import COMMITTED, FENCED, JobOutcome
 from maintenance.jobs.runner import run_under_lease
-from maintenance.lease.fence import EPOCH_PROPERTY, Fence, FencedError
+from maintenance.lease.fence import EPOCH_PROPERTY, SUMMARY_EPOCH, Fence, FencedError
 from maintenance.lease.keeper import LeaseKeeper
 from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.spark.jvm import load_java_table
@@ -182,7 +182,10 @@ def test_only_commits_and_snapshot_ids_cross_into_the_python_fence(spark, config
     result = run_job(config, ref, "merge")
     assert result.status == COMMITTED, result.error
     assert set(called) == {"commit", "newSnapshotId"}, sorted(set(called))
-    assert called.count("commit") == 2  # the claim and the rewrite, each through the fence
+    assert called.count("commit") == 1  # the rewrite through the fence, which claims the table as it commits
+    table = load_java_table(spark, ref)
+    epoch = table.currentSnapshot().summary().get(SUMMARY_EPOCH)
+    assert epoch is not None and table.properties().get(EPOCH_PROPERTY) == epoch
 
 
 def test_heartbeat_keeps_a_long_job_and_a_lost_lease_cancels_spark(spark, home: Path, tmp_path: Path, cdc_table: CdcFactory) -> None:

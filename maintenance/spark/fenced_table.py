@@ -13,6 +13,11 @@ builds and commits its operation itself (e.g. `rewriteManifests`), so while one 
 action built, which adds its snapshot and moves main to it, is replaced by the base plus
 that snapshot alone (exactly what `stageOnly()` would have committed); anything else in it
 is refused.
+
+The claim (this run's epoch in the table's properties, which every older holder's commit
+and deletion is refused against) rides on the run's first commit: the fence adds it to the
+metadata each attempt commits, so a run that commits writes the table's metadata once, not
+twice. EXPIRE and ORPHANS, which delete files, claim with a commit of its own first.
 """
 
 from __future__ import annotations
@@ -54,10 +59,11 @@ class FencedOperations:
     class Java:
         implements = ["org.apache.iceberg.TableOperations"]
 
-    def __init__(self, real: JavaObject, fence: Fence, build_from: Callable[[JavaObject], JavaObject]) -> None:
+    def __init__(self, real: JavaObject, fence: Fence, build_from: Callable[[JavaObject], JavaObject], new_map: Callable[[], JavaObject]) -> None:
         self.real = real
         self.fence = fence
         self.build_from = build_from  # TableMetadata.buildFrom (a static method, reached through the gateway)
+        self.new_map = new_map  # java.util.HashMap's constructor
         self.validator: Callable[[JavaObject], None] | None = None
         self.errors: list[IcemaintError] = []  # refusals and validation failures, newest last
         self.snapshot_ids: list[int] = []  # every id handed out, newest last
@@ -67,6 +73,7 @@ class FencedOperations:
         try:
             if self.stage_only:
                 metadata = self._staged(base, metadata)
+            metadata = self._claiming(base, metadata)
             self.fence.before_commit(
                 parse_epoch(base.properties().get(EPOCH_PROPERTY)) if base is not None else None,
                 parse_epoch(metadata.properties().get(EPOCH_PROPERTY)),
@@ -78,6 +85,21 @@ class FencedOperations:
             self.errors.append(exc)
             raise
         self.real.commit(base, metadata)
+
+    def _claiming(self, base: JavaObject, metadata: JavaObject) -> JavaObject:
+        """`metadata` carrying our epoch. A base naming a newer epoch while we still hold the
+        lease means the state database was reset: our epoch moves past it (else: fenced).
+        The builder keeps the changes `metadata` already records (a REST catalog sends them
+        as the commit's updates) and adds the property's."""
+        base_epoch = parse_epoch(base.properties().get(EPOCH_PROPERTY)) if base is not None else None
+        if base_epoch is not None and base_epoch > self.fence.epoch:
+            self.fence.advance_past(base_epoch)
+        epoch = str(self.fence.epoch)
+        if metadata.properties().get(EPOCH_PROPERTY) == epoch:
+            return metadata
+        claim = self.new_map()
+        claim.put(EPOCH_PROPERTY, epoch)
+        return self.build_from(metadata).setProperties(claim).build()
 
     def _staged(self, base: JavaObject, metadata: JavaObject) -> JavaObject:
         """`base` plus the one snapshot `metadata` adds and makes current, on no branch."""
@@ -162,26 +184,41 @@ class FencedTable:
         # coordinator) go through the catalog's own table: the fenced one answers every
         # `schema()`, `io()`, `spec()` through a Py4J callback (hundreds per rewrite).
         self.real = real_table
-        self.ops = FencedOperations(real_table.operations(), fence, jvm(spark).org.apache.iceberg.TableMetadata.buildFrom)
+        self.ops = FencedOperations(real_table.operations(), fence, jvm(spark).org.apache.iceberg.TableMetadata.buildFrom, jvm(spark).java.util.HashMap)
         # Only commits and snapshot ids cross into Python; the rest is answered in the JVM.
         gated = new_helper(spark, "GatedOperations").around(real_table.operations(), self.ops)
         self.java = jvm(spark).org.apache.iceberg.BaseTable(gated, real_table.name())
         self._claimed = False
 
     def claim(self) -> None:
-        """Write our epoch into the table before the first effect (once per job)."""
+        """Write our epoch into the table by a commit of its own, before a first effect that is
+        not a commit (deleting files); a commit claims by itself (see the module docstring)."""
         if self._claimed:
             return
         self.fence.assert_held("claim")
         with self.commit_errors("claim table"):
             self.java.refresh()
-            current = parse_epoch(self.java.properties().get(EPOCH_PROPERTY))
-            if current is not None and current > self.fence.epoch:
-                self.fence.advance_past(current)  # fenced unless we still hold the lease
-            if current != self.fence.epoch:
+            self._epoch_past_the_tables()
+            if parse_epoch(self.java.properties().get(EPOCH_PROPERTY)) != self.fence.epoch:
                 self.java.updateProperties().set(EPOCH_PROPERTY, str(self.fence.epoch)).commit()
-        self._claimed = True
-        faults.point("claimed")
+        self._claimed_by_a_commit()
+
+    def _epoch_past_the_tables(self) -> None:
+        """Before the first commit stamps our epoch into a snapshot's summary: a table that
+        carries a newer epoch while we still hold the lease (the state database was reset)
+        moves our epoch past it; otherwise we are fenced. Read from the metadata as last
+        loaded; the fence checks every commit attempt's base again."""
+        if self._claimed:
+            return
+        current = parse_epoch(self.java.properties().get(EPOCH_PROPERTY))
+        if current is not None and current > self.fence.epoch:
+            self.fence.advance_past(current)
+
+    def _claimed_by_a_commit(self) -> None:
+        """A commit through the fence landed: the table carries our epoch."""
+        if not self._claimed:
+            self._claimed = True
+            faults.point("claimed")
 
     def stamp(self, operation: JavaObject) -> JavaObject:
         """Put icemaint's keys into a snapshot-producing operation's summary."""
@@ -190,28 +227,30 @@ class FencedTable:
         return operation
 
     def commit(self, operation: JavaObject, what: str, validate: Callable[[JavaObject], None] | None = None) -> int:
-        """Claim, stamp and commit an operation through the fence; returns the new snapshot id.
+        """Stamp and commit an operation through the fence (claiming the table); returns the new snapshot id.
 
         `validate(base)` runs on every commit attempt, after the fence, with the metadata the
         attempt would replace; raising an IcemaintError there fails the commit (no retry).
         """
-        self.claim()
+        self._epoch_past_the_tables()
         self.ops.validator = validate
         try:
             with self.commit_errors(what):
                 self.stamp(operation).commit()
+                self._claimed_by_a_commit()
                 return int(self.java.currentSnapshot().snapshotId())
         finally:
             self.ops.validator = None
 
     def stage(self, operation: JavaObject, what: str, validate: Callable[[JavaObject], None] | None = None) -> Staged:
         """Commit an operation as a staged snapshot (no branch moves); returns it and its parent."""
-        self.claim()
+        self._epoch_past_the_tables()
         self.ops.validator = validate
         issued = len(self.ops.snapshot_ids)
         try:
             with self.commit_errors(f"{what} (staged)"):
                 self.stamp(operation).stageOnly().commit()
+                self._claimed_by_a_commit()
                 self.java.refresh()
         finally:
             self.ops.validator = None
@@ -238,13 +277,14 @@ class FencedTable:
 
     def _perform(self, action: Callable[[JavaObject], None], what: str, *, stage: bool, validate: Callable[[JavaObject], None] | None) -> int:
         """Run the action with the fence set up; returns how many snapshot ids were issued before it."""
-        self.claim()
+        self._epoch_past_the_tables()
         self.ops.validator = validate
         self.ops.stage_only = stage
         issued = len(self.ops.snapshot_ids)
         try:
             with self.commit_errors(f"{what} (staged)" if stage else what):
                 action(self.java)
+                self._claimed_by_a_commit()
                 self.java.refresh()
         finally:
             self.ops.validator = None
