@@ -96,18 +96,41 @@ def test_iceberg_worker_pool_is_sized_for_storage_waits_unless_the_user_sized_it
     assert [o for o in options if "iceberg.worker.num-threads" in o] == ["-Diceberg.worker.num-threads=3"]
 
 
-def test_the_session_writes_no_checksum_sidecars_on_local_disks(spark, config) -> None:  # type: ignore[no-untyped-def]
+def test_the_session_writes_local_files_without_sidecars_or_forked_processes(spark, config, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Spark's data files and Iceberg's metadata, manifests included, land without `.crc`
-    files (each would cost a forked chmod), and the table reads back."""
+    files and without a forked `chmod` each (Hadoop's local file system forks one per file and
+    folder it creates when its native library is missing), with the permissions Hadoop gives
+    them (0666 and 0777 less its umask 022), and the table reads back. The JVM's process
+    starts are traced with strace where it is installed (a machine-wide count of forks counts
+    every new thread too): none while an insert writes 40 partitions."""
+    import shutil
+    import subprocess
+    import time
+
     from tests.conftest import fresh_ref
 
     ref = fresh_ref(config, "crc")
-    spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT) USING iceberg")
-    spark.sql(f"INSERT INTO {ref.spark_name} VALUES (1), (2)")
-    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id = 1")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT, part INT) USING iceberg PARTITIONED BY (part)")
     location = spark.sql(f"DESCRIBE TABLE EXTENDED {ref.spark_name}").where("col_name = 'Location'").first().data_type
+    hadoop = spark._jvm.org.apache.hadoop
+    for fs in (hadoop.fs.FileSystem.getLocal(spark._jsc.hadoopConfiguration()), hadoop.fs.Path(location).getFileSystem(spark._jsc.hadoopConfiguration())):
+        assert fs.getRawFileSystem().getClass().getName() == "icemaint.NioLocalFileSystem"
+    tracer = None
+    if shutil.which("strace"):
+        jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
+        trace = tmp_path / "execs.txt"
+        tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=execve", "-o", str(trace), "-p", str(jvm_pid)], stderr=subprocess.DEVNULL)
+        time.sleep(1.0)  # attached to every thread
+    spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, CAST(id % 40 AS INT) FROM range(0, 400)")
+    if tracer is not None:
+        tracer.terminate()
+        tracer.wait()
+        assert "execve(" not in trace.read_text()
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id = 1")
     folder = Path(location.removeprefix("file:"))
-    written = [p.name for p in folder.rglob("*") if p.is_file()]
-    assert any(n.endswith(".parquet") for n in written) and any(n.endswith(".avro") for n in written)
-    assert not [n for n in written if n.endswith(".crc")]
-    assert [r.id for r in spark.sql(f"SELECT id FROM {ref.spark_name}").collect()] == [2]
+    created = list(folder.rglob("*"))
+    assert len([p for p in created if p.name.endswith(".parquet")]) >= 40 and any(p.name.endswith(".avro") for p in created)
+    assert not [p for p in created if p.name.endswith(".crc")]
+    assert {oct(p.stat().st_mode & 0o777) for p in created if p.is_file()} == {oct(0o644)}
+    assert {oct(p.stat().st_mode & 0o777) for p in created if p.is_dir()} == {oct(0o755)}
+    assert spark.sql(f"SELECT count(*) AS n FROM {ref.spark_name}").first().n == 399

@@ -6,6 +6,7 @@ built from files on disk (their size and metrics read by Java), never field by f
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from maintenance.catalogs import TableRef
@@ -40,10 +41,19 @@ def java_long(spark: SparkSession, value: int) -> JavaObject:
     return jvm(spark).java.lang.Long.valueOf(str(value))
 
 
-def static_call(spark: SparkSession, class_name: str, method: str) -> JavaObject:
-    """Call a static no-argument method by reflection. Py4J cannot reach a static method whose
-    name an instance method shares (SparkTableCache.get() beside get(String))."""
+def singleton(spark: SparkSession, class_name: str) -> JavaObject:
+    """The instance a class's static no-argument `get()` returns (Iceberg's JVM-wide registries:
+    `ScanTaskSetManager`, `SparkTableCache`, `FileRewriteCoordinator`), found by reflection
+    once per gateway: Py4J cannot reach a static method whose name an instance method shares
+    (`get()` beside `get(String)`), and the lookup takes about ten round trips, three of them
+    for every file group a rewrite writes."""
     gateway = spark.sparkContext._gateway  # type: ignore[attr-defined]
-    java_class = getattr(jvm(spark), class_name)._java_lang_class
-    lang = jvm(spark).java.lang
-    return java_class.getMethod(method, gateway.new_array(lang.Class, 0)).invoke(None, gateway.new_array(lang.Object, 0))
+    found = _SINGLETONS.setdefault(gateway, {})
+    if class_name not in found:
+        java_class = getattr(jvm(spark), class_name)._java_lang_class
+        lang = jvm(spark).java.lang
+        found[class_name] = java_class.getMethod("get", gateway.new_array(lang.Class, 0)).invoke(None, gateway.new_array(lang.Object, 0))
+    return found[class_name]
+
+
+_SINGLETONS: weakref.WeakKeyDictionary[Any, dict[str, JavaObject]] = weakref.WeakKeyDictionary()  # gone with their gateway (a stopped Spark)

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from maintenance.errors import SparkJobError
-from maintenance.spark.jvm import JavaObject, java_long, jvm, static_call
+from maintenance.spark.jvm import JavaObject, java_long, jvm, singleton
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -95,7 +95,7 @@ def position_delete_rows(spark: SparkSession, table: JavaObject, snapshot_id: in
 @contextmanager
 def _staged(spark: SparkSession, table: JavaObject, tasks: JavaObject) -> Iterator[DataFrame]:
     group_id = f"icemaint-raw-{uuid.uuid4()}"
-    manager = static_call(spark, "org.apache.iceberg.spark.ScanTaskSetManager", "get")
+    manager = singleton(spark, "org.apache.iceberg.spark.ScanTaskSetManager")
     manager.stageTasks(table, group_id, tasks)
     try:
         yield _staged_frame(spark, table, group_id)

@@ -31,7 +31,7 @@ from maintenance.jobs.file_groups.grouping import (
     max_output_bytes,
     split_size,
 )
-from maintenance.spark.jvm import JavaObject, static_call
+from maintenance.spark.jvm import JavaObject, singleton
 from maintenance.spark.planned_tasks import GroupTasks
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
     """Read the tasks (deletes applied) and write them toward the target size; returns the
     new data files, uncommitted."""
     group_id = str(uuid.uuid4())
-    cache, manager, coordinator = (static_call(spark, f"org.apache.iceberg.spark.{name}", "get") for name in ("SparkTableCache", "ScanTaskSetManager", "FileRewriteCoordinator"))
+    cache, manager, coordinator = (singleton(spark, f"org.apache.iceberg.spark.{name}") for name in ("SparkTableCache", "ScanTaskSetManager", "FileRewriteCoordinator"))
     weights = tasks.sizes  # what Iceberg packs by: data plus its deletes
     splits = group.read_splits(target_size)
     split = split_size(weights, splits)
