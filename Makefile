@@ -38,7 +38,7 @@ test-tools: setup
 lint: setup
 	$(VENV)/bin/ruff check maintenance tests benchmarks
 
-# The suite without the slow suites (about 18-21 minutes on 2 cores).
+# The suite without the slow suites (10-21 minutes on 2 cores, by the machine).
 test: setup test-tools lint
 	$(VENV)/bin/python -m pytest -m "not (hive or rest or s3 or faults or slow)" $(PYTEST_ARGS)
 
