@@ -215,8 +215,8 @@ def _local_disks_without_forks(session: SparkSession) -> None:
       never had them); those already written are still verified when read (CONVERT of 1M
       events, unpartitioned, median of 5 on 2 cores: 0.76 -> 0.65 s; forks 221 -> 109).
     - Permissions through java.nio (`java/NioLocalFileSystem.java`) in place of the raw file
-      system inside the local one: the forks that were left (MERGE of 1M events,
-      unpartitioned, 100 manifests rewritten: see the bench).
+      system inside the local one: the forks that were left (a MERGE commit of 1M events,
+      unpartitioned, that rewrote 100 manifests: 345 -> 128 ms, medians of 7 on 2 cores).
 
     The local file system is one cached instance per JVM, shared by Spark's writers and
     Iceberg's FileIO, so changing it once here covers every local write."""
