@@ -61,9 +61,12 @@ class Fence:
             self.keeper.mark_lost("lease no longer held")
             raise FencedError(f"{action} refused: lease on {self.keeper.lease.table} (epoch {self.epoch}) is no longer held")
 
-    def advance_past(self, table_epoch: int) -> None:
-        """The table names an epoch above ours although we hold the lease: the state database
-        was reset. Move our epoch past it (only while we still hold the lease) or be fenced."""
+    def advance_past(self, table_epoch: int | None) -> None:
+        """If the table names an epoch above ours although we hold the lease, the state
+        database was reset: move our epoch past it (only while we still hold the lease) or be
+        fenced. Nothing to do when the table names none, or ours or an older one."""
+        if table_epoch is None or table_epoch <= self.epoch:
+            return
         with self.keeper.lock:
             advanced = self.store.advance_epoch(self.keeper.lease, table_epoch + 1)
             if advanced is not None:

@@ -91,9 +91,7 @@ class FencedOperations:
         lease means the state database was reset: our epoch moves past it (else: fenced).
         The builder keeps the changes `metadata` already records (a REST catalog sends them
         as the commit's updates) and adds the property's."""
-        base_epoch = parse_epoch(base.properties().get(EPOCH_PROPERTY)) if base is not None else None
-        if base_epoch is not None and base_epoch > self.fence.epoch:
-            self.fence.advance_past(base_epoch)
+        self.fence.advance_past(parse_epoch(base.properties().get(EPOCH_PROPERTY)) if base is not None else None)
         epoch = str(self.fence.epoch)
         if metadata.properties().get(EPOCH_PROPERTY) == epoch:
             return metadata
@@ -208,11 +206,8 @@ class FencedTable:
         carries a newer epoch while we still hold the lease (the state database was reset)
         moves our epoch past it; otherwise we are fenced. Read from the metadata as last
         loaded; the fence checks every commit attempt's base again."""
-        if self._claimed:
-            return
-        current = parse_epoch(self.java.properties().get(EPOCH_PROPERTY))
-        if current is not None and current > self.fence.epoch:
-            self.fence.advance_past(current)
+        if not self._claimed:
+            self.fence.advance_past(parse_epoch(self.java.properties().get(EPOCH_PROPERTY)))
 
     def _claimed_by_a_commit(self) -> None:
         """A commit through the fence landed: the table carries our epoch."""
