@@ -34,6 +34,7 @@ from maintenance.spark.errors import java_errors
 from maintenance.spark.java_files import JavaFiles
 from maintenance.spark.jvm import JavaObject
 from maintenance.spark.planned_tasks import DeleteRecords, GroupTasks, PlannedTasks
+from maintenance.spark.stream_reads import table_for_file_reads
 from maintenance.spark.validators import no_new_partition_equality_deletes
 from maintenance.table.files import TableFile
 from maintenance.table.targets import DATA_TARGET_DEFAULT, PAGE_ROW_LIMIT_DEFAULT
@@ -85,8 +86,10 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
         validate=no_new_partition_equality_deletes(fenced.java.io(), plan.snapshot_id, what) if moves_rows else None,
     )
 
+    reads = table_for_file_reads(ctx.spark, fenced.real, files.files)
+
     def write(group: FileGroup, group_tasks: GroupTasks) -> list[JavaObject]:
-        return rewrite_group(ctx.spark, fenced.real, group, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
+        return rewrite_group(ctx.spark, reads, group, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
                              ordering=ordering)
 
     outcome = run_groups(ctx, work, plan.options, write)

@@ -60,7 +60,8 @@ class Ordering(Protocol):
 def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, tasks: GroupTasks, *, target_size: int, output_spec_id: int,
                   ordering: Ordering | None = None) -> list[JavaObject]:
     """Read the tasks (deletes applied) and write them toward the target size; returns the
-    new data files, uncommitted."""
+    new data files, uncommitted. `table`: what the files are read and written through
+    (`stream_reads.table_for_file_reads`)."""
     group_id = str(uuid.uuid4())
     cache, manager, coordinator = (singleton(spark, f"org.apache.iceberg.spark.{name}") for name in ("SparkTableCache", "ScanTaskSetManager", "FileRewriteCoordinator"))
     weights = tasks.sizes  # what Iceberg packs by: data plus its deletes
