@@ -10,6 +10,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.jobs.outcome import COMMITTED
@@ -44,13 +46,15 @@ def data_file_formats(spark: Any, ref: TableRef) -> set[str]:
 
 
 def test_a_rewrite_of_many_small_files_through_plain_streams_keeps_the_content(spark, config: Config, tmp_path: Path) -> None:
-    """Hundreds of small files per reading task, deletes applied on the way, while the JVM
-    collects garbage over and over: a stream whose wrapper was dropped and collected mid-read
-    was once closed under the reader ("Stream is closed!")."""
+    """About forty small files per reading task (120 in all), deletes applied on the way,
+    while the JVM collects garbage over and over: a stream whose wrapper was dropped and
+    collected mid-read was once closed under the reader ("Stream is closed!")."""
     ref = spark_written(spark, config, tasks=40)
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
     reads = table_for_file_reads(spark, load_java_table(spark, ref), snapshot_files(load_table(config, ref)).files)
     assert reads.io().getClass().getName() == "icemaint.StreamInputFileIO"
+    with pytest.raises(Exception, match="commits go through the fenced table"):
+        reads.updateProperties().set("icemaint.test", "1").commit()  # refused in the JVM (PySpark re-raises it as its own error)
 
     with collecting_garbage(spark):
         result = run_job(config, ref, "compact", {"min_input_files": 2})

@@ -35,4 +35,5 @@ def table_for_file_reads(spark: SparkSession, table: JavaObject, files: Iterable
     if any(f.file_format == "ORC" for f in files) or spark.sparkContext._jsc.hadoopConfiguration().get(HADOOP_PARQUET_ENCRYPTION):  # type: ignore[attr-defined]
         return table
     io = new_helper(spark, "StreamInputFileIO", on_executors=True).around(table.io())
-    return jvm(spark).org.apache.iceberg.BaseTable(io.operations(table.operations()), table.name())
+    operations = new_helper(spark, "GatedOperations").around(table.operations(), None).through(io)  # no gate: commits refused
+    return jvm(spark).org.apache.iceberg.BaseTable(operations, table.name())

@@ -9,7 +9,8 @@ import org.apache.iceberg.io.LocationProvider;
 /**
  * A table's operations with its commits gated: `commit` and `newSnapshotId` go to the gate
  * (icemaint's fence, a Python object behind Py4J), everything else to the catalog's own
- * operations directly.
+ * operations directly. Without a gate, commits are refused: a table that only reads and
+ * writes files (a rewrite's, whose files are read through another FileIO: `through`).
  *
  * Why this exists: Iceberg asks its operations for `io()`, `current()`, `encryption()` and
  * metadata locations once per manifest it reads or writes, often from its worker threads at
@@ -21,11 +22,18 @@ import org.apache.iceberg.io.LocationProvider;
 public class GatedOperations implements TableOperations {
   private TableOperations real;
   private TableOperations gate;
+  private FileIO io;
 
-  /** Sets the catalog's operations and the gate; returns this. */
+  /** Sets the catalog's operations and the gate (null: commits are refused); returns this. */
   public GatedOperations around(TableOperations real, TableOperations gate) {
     this.real = real;
     this.gate = gate;
+    return this;
+  }
+
+  /** Files are read and written through `io` instead of the catalog's FileIO; returns this. */
+  public GatedOperations through(FileIO io) {
+    this.io = io;
     return this;
   }
 
@@ -38,11 +46,14 @@ public class GatedOperations implements TableOperations {
   }
 
   public void commit(TableMetadata base, TableMetadata metadata) {
+    if (gate == null) {
+      throw new UnsupportedOperationException("a table for reading and writing files: commits go through the fenced table");
+    }
     gate.commit(base, metadata);
   }
 
   public FileIO io() {
-    return real.io();
+    return io != null ? io : real.io();
   }
 
   public EncryptionManager encryption() {
@@ -62,7 +73,7 @@ public class GatedOperations implements TableOperations {
   }
 
   public long newSnapshotId() {
-    return gate.newSnapshotId();
+    return gate != null ? gate.newSnapshotId() : real.newSnapshotId();
   }
 
   public boolean requireStrictCleanup() {

@@ -2,12 +2,8 @@ package icemaint;
 
 import java.io.IOException;
 import java.util.Map;
-import org.apache.iceberg.TableMetadata;
-import org.apache.iceberg.TableOperations;
-import org.apache.iceberg.encryption.EncryptionManager;
 import org.apache.iceberg.io.FileIO;
 import org.apache.iceberg.io.InputFile;
-import org.apache.iceberg.io.LocationProvider;
 import org.apache.iceberg.io.OutputFile;
 import org.apache.iceberg.io.SeekableInputStream;
 
@@ -39,11 +35,6 @@ public class StreamInputFileIO implements FileIO {
   public StreamInputFileIO around(FileIO io) {
     this.io = io;
     return this;
-  }
-
-  /** The table's operations with this FileIO in place of theirs; reads only: commits are refused. */
-  public TableOperations operations(TableOperations real) {
-    return new ReadOperations(real, this);
   }
 
   public InputFile newInputFile(String path) {
@@ -135,53 +126,6 @@ public class StreamInputFileIO implements FileIO {
 
     public void close() throws IOException {
       in.close();
-    }
-  }
-
-  /** The table's operations, with files read through a `StreamInputFileIO`. */
-  public static class ReadOperations implements TableOperations {
-    private final TableOperations real;
-    private final FileIO io;
-
-    ReadOperations(TableOperations real, FileIO io) {
-      this.real = real;
-      this.io = io;
-    }
-
-    public TableMetadata current() {
-      return real.current();
-    }
-
-    public TableMetadata refresh() {
-      return real.refresh();
-    }
-
-    public void commit(TableMetadata base, TableMetadata metadata) {
-      throw new UnsupportedOperationException("a table for reading files: its commits go through the fenced table");
-    }
-
-    public FileIO io() {
-      return io;
-    }
-
-    public EncryptionManager encryption() {
-      return real.encryption();
-    }
-
-    public String metadataFileLocation(String fileName) {
-      return real.metadataFileLocation(fileName);
-    }
-
-    public LocationProvider locationProvider() {
-      return real.locationProvider();
-    }
-
-    public long newSnapshotId() {
-      return real.newSnapshotId();
-    }
-
-    public String toString() {
-      return "ReadOperations(" + real + ")";
     }
   }
 }
