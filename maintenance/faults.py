@@ -1,7 +1,10 @@
-"""Named points where the fault-injection tests kill icemaint, the way a container kill does.
+"""Named points where the fault-injection tests kill or pause icemaint, the way a container
+kill or a stalled host does.
 
 Inert unless the environment variable `ICEMAINT_KILL_AT` names a point: then, on reaching
-it, the process kills its whole process group (Python and its Spark JVM) with SIGKILL.
+it, the process kills its whole process group (Python and its Spark JVM) with SIGKILL. With
+`ICEMAINT_STOP_AT` it stops the group with SIGSTOP instead (the stale-holder tests resume
+it with SIGCONT once another holder has taken over).
 `tests/test_faults.py` runs a job at each point and checks what such a kill leaves: the
 content unchanged, no referenced file missing, the lease recoverable, the run record
 settled, and every file the killed run wrote gone after orphan cleanup.
@@ -10,8 +13,7 @@ Points: `lease-acquired` (the run is recorded, nothing else done), `claimed` (th
 carries this run's epoch), `spark-write` (files appear in the folder a job writes to),
 `staged` (a change is staged, not yet verified or published), `published` (a change is
 current, the run not yet recorded), `groups-committed` (a rewrite's first batch of file
-groups is committed, the others not), `deleting` (the first batch of a deletion is done,
-in batches of two). Which job reaches which point: `POINTS` in the test, which fails when an
+groups is committed, the others not), `deleting` (the first file of a deletion is deleted). Which job reaches which point: `POINTS` in the test, which fails when an
 armed point is never reached (the job then ends by itself, not by SIGKILL).
 """
 
@@ -24,17 +26,19 @@ import time
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-_VARIABLE = "ICEMAINT_KILL_AT"
-_DELETE_BATCH_WHEN_ARMED = 2
+_KILL = "ICEMAINT_KILL_AT"
+_STOP = "ICEMAINT_STOP_AT"
 
 
 def armed(name: str) -> bool:
-    return os.environ.get(_VARIABLE) == name
+    return os.environ.get(_KILL) == name
 
 
 def point(name: str) -> None:
     if armed(name):
         _kill()
+    if os.environ.get(_STOP) == name:
+        os.killpg(os.getpgrp(), signal.SIGSTOP)
 
 
 def watch(name: str, folder: str) -> None:
@@ -55,11 +59,6 @@ def watch(name: str, folder: str) -> None:
             time.sleep(0.02)
 
     threading.Thread(target=poll, name="icemaint-fault", daemon=True).start()
-
-
-def delete_batch(size: int) -> int:
-    """The deletion batch size: tiny when a kill mid-deletion is armed, so there is a middle."""
-    return _DELETE_BATCH_WHEN_ARMED if armed("deleting") else size
 
 
 def _kill() -> None:

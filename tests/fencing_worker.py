@@ -19,6 +19,7 @@ from maintenance.jobs.context import JobContext
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.runner import run_under_lease
 from maintenance.lease.fence import FencedError
+from maintenance.table.references import NewestReferences, ReferencedFiles
 from tests.fencing_jobs import append_marker_row, write_scratch_files
 
 
@@ -36,7 +37,8 @@ def main() -> None:
             time.sleep(0.05)
         refused = []
         try:
-            ctx.table.delete_files(scratch)
+            table = load_table(config, ref)
+            ctx.delete_files([scratch], NewestReferences(lambda: load_table(config, ref), ReferencedFiles(), table.metadata_location))
         except FencedError:
             refused.append("delete")
         try:

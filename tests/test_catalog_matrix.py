@@ -386,7 +386,10 @@ def test_every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> N
     # ORPHANS. With the policy floor of an hour, nothing planted here is old enough yet.
     recent = _write(table.io, f"{location}/data/region=3/orphan-recent-{tag}.parquet", _row_file(table, range(5, 6), 3))
     cautious = matrix.cli_json("orphans", name, "--older-than", "1h", "--verify")
-    assert cautious["status"] == "noop" and cautious.get("files_deleted", 0) == 0, cautious
+    # EXPIRE deleted the delete files REWRITE and CONVERT wrote into their staging folders: on a
+    # local disk the empty folders are left, and ORPHANS removes them whatever its age margin.
+    assert cautious["status"] == ("committed" if cautious["staging_folders_found"] else "noop") and cautious.get("files_deleted", 0) == 0, cautious
+    assert cautious["staging_folders_found"] == (cautious.get("staging_folders_removed", 0) if catalog == "sql_local" else 0), cautious
     assert cautious["orphan_files_found"] == 0 and cautious["recent_files_kept"] >= len(old_orphans) + 1, cautious
 
     # The store cannot be made to backdate a file (moto cannot): take a margin that the

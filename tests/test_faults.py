@@ -166,6 +166,8 @@ def test_a_job_killed_at_a_named_point_leaves_the_table_whole_and_cleanable(spar
     referenced.add_table(table)
     left = sorted(str(p) for p in files_under(root) - before if not referenced_or_its_checksum(p, referenced))
     assert left == [], f"files of the killed {job} left after cleanup: {left[:5]}"
+    empty = sorted(str(d) for d in (root / "data").glob("icemaint-*/**") if d.is_dir() and not any(p.is_file() for p in d.rglob("*")))
+    assert empty == [], f"empty staging folders of the killed {job} left after cleanup: {empty}"
 
 
 def referenced_or_its_checksum(path: Path, referenced: ReferencedFiles) -> bool:
@@ -202,3 +204,43 @@ def _files_by_partition(spark, ref: TableRef) -> dict[str, set[str]]:  # type: i
     for row in spark.sql(f"SELECT partition.region AS region, file_path FROM {ref.spark_name}.data_files").collect():
         out.setdefault(str(row.region), set()).add(row.file_path)
     return out
+
+
+def files_any_snapshot_references(spark, ref: TableRef) -> set[str]:  # type: ignore[no-untyped-def]
+    """Iceberg's own answer (its `all_*` metadata tables): every content file, manifest and
+    manifest list some snapshot of the current metadata references, as local paths."""
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    name = ref.spark_name
+    rows = spark.sql(f"SELECT file_path AS p FROM {name}.all_files UNION SELECT path FROM {name}.all_manifests "
+                     f"UNION SELECT manifest_list FROM {name}.snapshots").collect()
+    return {str(local(r.p)) for r in rows}
+
+
+def test_an_expire_killed_at_its_first_deletion_is_finished_by_the_next_one(spark, home: Path, config: Config, cdc_table: CdcFactory,
+                                                                           tmp_path: Path) -> None:
+    """The killed run's expiry is committed, its deletions are not: the old metadata versions
+    in the log still name the expired snapshots, so orphan cleanup keeps their files. The
+    next EXPIRE finds those snapshots there and deletes their files."""
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=800, commits=6, update_ratio=0.3, delete_ratio=0.05)
+    assert run_job(config, ref, "compact", {"min_input_files": 2}).status == COMMITTED  # old data files: only old snapshots have them
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    before = files_any_snapshot_references(spark, ref)
+    config_path = tmp_path / "icemaint.yaml"
+    config_path.write_text(yaml.safe_dump({"home": str(home), "leases": {"ttl_seconds": TTL_S}}))
+
+    run_killed(config_path, home, "expire", str(ref), "deleting").assert_killed_whole("deleting")
+
+    expired = before - files_any_snapshot_references(spark, ref)  # what the committed expiry made unreachable
+    left = sorted(p for p in expired if Path(p).exists())
+    assert len(expired) > 10 and len(left) == len(expired) - 1  # one file was deleted before the kill
+    time.sleep(TTL_S + 0.5)
+    short = dataclasses.replace(config, leases=LeaseConfig(ttl_seconds=TTL_S))
+    again = run_job(short, ref, "expire", {"max_snapshot_age": 0, "min_snapshots_to_keep": 1}, verify=True)
+    assert again.status == COMMITTED, again.error
+    assert again.counters["snapshots_left_behind"] > 0 and again.counters["files_deleted"] == len(left), again.counters
+    assert [p for p in expired if Path(p).exists()] == []
+    assert run_job(short, ref, "expire", {"max_snapshot_age": 0, "min_snapshots_to_keep": 1}).status == NOOP  # nothing left behind now
+    cleaned = run_job(short, ref, "orphans", {"older_than": 0, "force": True}, verify=True)
+    assert cleaned.status in (COMMITTED, NOOP), cleaned.error
+    frozen.assert_same()
+    assert missing_referenced_files(load_table(config, ref)) == []

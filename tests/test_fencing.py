@@ -128,9 +128,10 @@ def test_a_commit_past_the_database_check_is_refused_by_the_table_token(spark, c
     from maintenance.state.store import open_state
 
     state: StateStore = open_state(config)
+    asked_at = time.monotonic()
     lease_a = state.leases.acquire(str(ref), "A", ttl_s=0.5)
     assert lease_a is not None
-    keeper_a = LeaseKeeper(state.leases, lease_a, ttl_s=0.5)  # never started: A is "paused"
+    keeper_a = LeaseKeeper(state.leases, lease_a, ttl_s=0.5, asked_at=asked_at)  # never started: A is "paused"
     context_a = JobContext(config=config, ref=ref, job="fencing-test", run_id="run-A", fence=_CheckedBeforeThePause(state.leases, keeper_a, job="fencing-test", run_id="run-A"))
     context_a.table.claim()
     append_marker_row(context_a, row_id=30_000_001)
@@ -238,3 +239,38 @@ def state_store(url: str) -> StateStore:
 
     engine = make_engine(url)
     return StateStore(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine))
+
+
+def test_a_commit_that_lost_a_race_is_retried_and_logged_once_at_info(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
+    """Another commit lands between our attempt's checks and its compare-and-swap: Iceberg
+    retries on the newest metadata and succeeds. That is one INFO line in the log, no ERROR
+    and no Py4J traceback (Py4J logs every exception a Python callback raises)."""
+    import json as json_module
+
+    from maintenance.logs import configure_logging
+
+    ref, _, _ = cdc_table(rows=200, commits=1)
+    log_file = tmp_path / "icemaint.log"
+    configure_logging(log_format="json", stderr_level="off", log_file=log_file)
+    raced: list[int] = []
+
+    def race(base) -> None:  # type: ignore[no-untyped-def]
+        if not raced:  # once: another writer's commit lands before ours
+            raced.append(1)
+            load_java_table(spark, ref).updateProperties().set("test.raced", "yes").commit()
+
+    def body(ctx: JobContext) -> JobOutcome:
+        ctx.table.claim()
+        return JobOutcome(COMMITTED, snapshot_id=ctx.table.commit(ctx.table.java.newFastAppend(), "empty append", validate=race))
+
+    try:
+        result = run_under_lease(config, ref, "race-test", body)
+    finally:
+        configure_logging(log_format="json", stderr_level="off", log_file=None)
+    assert result.status == COMMITTED, result.error
+    table = load_java_table(spark, ref)
+    assert table.properties().get("test.raced") == "yes" and int(table.currentSnapshot().snapshotId()) == result.snapshot_id
+    lines = [json_module.loads(line) for line in log_file.read_text().splitlines()]
+    assert [line["level"] for line in lines if "lost a race" in line["event"]] == ["info"]
+    assert not [line for line in lines if line["level"] in ("error", "critical")], [line["event"] for line in lines if line["level"] == "error"]
+    assert "Traceback" not in log_file.read_text()

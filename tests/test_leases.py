@@ -126,16 +126,21 @@ def test_release_is_owner_bound(state: StateStore) -> None:
     assert again is not None and again.epoch == lease.epoch + 1
 
 
-def test_forced_release_frees_and_bumps_the_epoch(state: StateStore) -> None:
+def test_forced_release_fences_at_once_and_frees_at_the_old_expiry(state: StateStore) -> None:
+    """The old holder is fenced at its next check, but nobody else may take the lease before
+    its expiry: a paused holder deletes files only while its lease is proven by time."""
     name = table()
-    lease = state.leases.acquire(name, "a", ttl_s=300)
+    lease = state.leases.acquire(name, "a", ttl_s=1.5)
     assert lease is not None
-    epoch = state.leases.force_release(name)
-    assert epoch == lease.epoch + 1
+    released = state.leases.force_release(name)
+    assert released.epoch == lease.epoch + 1
+    assert released.free_at_ms == lease.expires_at_ms > released.now_ms
     assert not state.leases.is_held(lease)
     assert state.leases.renew(lease, ttl_s=300) is None  # the old holder is fenced
+    assert state.leases.acquire(name, "b", ttl_s=300) is None  # not before the old expiry
+    time.sleep(1.6)
     after = state.leases.acquire(name, "b", ttl_s=300)
-    assert after is not None and after.epoch == epoch + 1
+    assert after is not None and after.epoch == released.epoch + 1
     listed = state.leases.get(name)
     assert listed is not None and listed.held and listed.holder == "b"
 

@@ -35,9 +35,21 @@ def test_leases_listing_and_forced_release(tmp_path: Path) -> None:
     assert_one_line_error(run_cli("leases", "release", "demo.orders", home=tmp_path), 2, "--force")
     released = run_cli("leases", "release", "demo.orders", "--force", home=tmp_path)
     assert released.returncode == 0 and f"epoch is now {lease.epoch + 1}" in released.stdout
+    assert "free for another holder in 5" in released.stdout  # at the old expiry, about 600 s away
     after = json.loads(run_cli("leases", "--json", home=tmp_path).stdout)[0]
     assert after["held"] is False and after["holder"] is None and after["epoch"] == lease.epoch + 1
+    assert 500 < after["expires_in_s"] <= 600  # nobody takes it before then
     assert not store.is_held(lease)
+    assert store.acquire("local.demo.orders", "daemon-2", ttl_s=600) is None
+
+
+def test_releasing_a_free_lease_says_so(tmp_path: Path) -> None:
+    assert run_cli("db", "upgrade", home=tmp_path).returncode == 0
+    store = LeaseStore(make_engine(f"sqlite:///{tmp_path / 'state.db'}"))
+    lease = store.acquire("local.demo.orders", "daemon-1", ttl_s=600)
+    assert lease is not None and store.release(lease)
+    released = run_cli("leases", "release", "demo.orders", home=tmp_path)
+    assert released.returncode == 0 and released.stdout.strip() == "the lease on local.demo.orders is not held; nothing to release"
 
 
 def test_runs_history(tmp_path: Path) -> None:

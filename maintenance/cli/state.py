@@ -28,8 +28,8 @@ def lease_json(lease: LeaseState) -> dict[str, Any]:
         "held": lease.held,
         "acquired_at": iso_ms(lease.acquired_at_ms),
         "heartbeat_at": iso_ms(lease.heartbeat_at_ms),
-        "expires_at": iso_ms(lease.expires_at_ms) if lease.held else None,
-        "expires_in_s": round((lease.expires_at_ms - lease.now_ms) / 1000, 3) if lease.held else None,
+        "expires_at": iso_ms(lease.expires_at_ms) if lease.expires_at_ms > lease.now_ms else None,
+        "expires_in_s": round((lease.expires_at_ms - lease.now_ms) / 1000, 3) if lease.expires_at_ms > lease.now_ms else None,
     }
 
 
@@ -73,12 +73,21 @@ def register(cli: click.Group) -> None:
     @click.option("--force", is_flag=True, help="Required: this takes the lease from whoever holds it.")
     @pass_app
     def leases_release(app: AppContext, table: str, force: bool) -> None:
-        """An operator's forced release: frees the lease and bumps its epoch (fences the holder)."""
-        if not force:
-            raise UsageError("releasing another holder's lease needs --force")
+        """An operator's forced release: takes the lease from its holder and bumps its epoch
+        (the holder is fenced at its next check). Another holder can take it once the old
+        expiry has passed: until then the old holder may still be inside a proven deletion."""
         name = str(app.table(table))
-        epoch = open_state(app.config).leases.force_release(name)
-        click.echo(f"released {name}; epoch is now {epoch}")
+        store = open_state(app.config).leases
+        if not force:
+            current = store.get(name)
+            if current is None or not current.held:
+                click.echo(f"the lease on {name} is not held; nothing to release")
+                return
+            raise UsageError(f"the lease on {name} is held by {current.holder}; taking it from its holder needs --force")
+        released = store.force_release(name)
+        wait_s = max(0, released.free_at_ms - released.now_ms) / 1000
+        free = f"free for another holder in {wait_s:.1f} s, when the old holder's lease expires" if wait_s else "free for another holder now"
+        click.echo(f"released {name}; epoch is now {released.epoch}; {free}")
 
     @cli.command()
     @click.option("--table", "table", default=None, help="Only this table.")

@@ -4,6 +4,7 @@ verifies)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -13,6 +14,7 @@ import structlog
 from maintenance import faults
 from maintenance.catalogs import TableRef
 from maintenance.config import Config
+from maintenance.jobs.deletion import Deleted, FencedDeleter, References
 from maintenance.jobs.publish import Change, Publisher
 from maintenance.jobs.spec import PlanInput, Progress, no_progress
 from maintenance.jobs.staging import staging_folder
@@ -40,6 +42,7 @@ class JobContext:
     progress: Progress = no_progress
     metadata: PlanInput | None = None  # the table as the runner loaded and planned it
     deletion_baseline: Fingerprint | None = field(default=None, repr=False)  # EXPIRE/ORPHANS: before deleting
+    deleted: Deleted | None = None  # what `delete_files` did, also when it was stopped
 
     @cached_property
     def spark(self) -> SparkSession:
@@ -77,6 +80,18 @@ class JobContext:
             raise
         faults.point("published")
         return published
+
+    def delete_files(self, phases: Sequence[Sequence[str]], references: References) -> Deleted:
+        """Delete files, phase after phase, under the fence (`jobs/deletion.py`): the table is
+        claimed first, each file is deleted only while the lease is proven, each batch only
+        after `references` (the newest metadata) has been read again. What was deleted stays
+        in `deleted` whatever stops it, so every outcome reports it."""
+        self.table.claim()
+        total = sum(map(len, phases))
+        deleter = FencedDeleter(self.fence, references,
+                                progress=lambda deleted: self.progress("deleting", files_deleted=deleted, files_to_delete=total))
+        self.deleted = deleter.done
+        return deleter.delete(phases)
 
     def before_deleting(self, current_snapshot_id: int | None) -> None:
         """Jobs that delete files without making a snapshot (EXPIRE, ORPHANS) call this before

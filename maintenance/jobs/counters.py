@@ -64,7 +64,9 @@ COUNTERS: dict[str, str] = {
     "orphan_files_found": "unreferenced files older than the margin",
     "orphan_bytes_found": "their bytes",
     "metadata_versions_read": "metadata.json versions whose references were read",
-    "files_deleted": "files deleted from storage",
+    "files_deleted": "files deleted from storage (reported however the run ended, fenced included)",
+    "files_already_gone": "files to delete that were already gone (a rerun after an interrupted run)",
+    "files_referenced_since_planning": "files to delete that newer metadata references: kept",
     "listing_seconds": "how long listing the table location took",
 }
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from maintenance.state.runs import COMMITTED, FAILED, FENCED, NOOP, SKIPPED
+from maintenance.state.runs import COMMITTED, FAILED, FENCED, INTERRUPTED, NOOP, SKIPPED
 
-JOB_STATUSES = (COMMITTED, NOOP, SKIPPED, FENCED, FAILED)  # how a job ends (a run may also be running or abandoned)
+JOB_STATUSES = (COMMITTED, NOOP, SKIPPED, FENCED, FAILED, INTERRUPTED)  # how a job ends (a run may also be running or abandoned)
 Counters = dict[str, Any]
 
 

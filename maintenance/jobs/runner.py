@@ -28,7 +28,7 @@ from typing import Any
 
 import structlog
 
-from maintenance import faults
+from maintenance import faults, interrupts
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.errors import IcemaintError
@@ -38,6 +38,7 @@ from maintenance.jobs.counters import undocumented
 from maintenance.jobs.outcome import (
     FAILED,
     FENCED,
+    INTERRUPTED,
     NOOP,
     SKIPPED,
     JobOutcome,
@@ -140,6 +141,7 @@ def run_under_lease(
     started = time.monotonic()
     run_id = str(uuid.uuid4())
     table_name = str(ref)
+    asked_at = time.monotonic()
     lease = state.leases.acquire(table_name, holder, ttl_s)
     if lease is None:
         other = state.leases.get(table_name)
@@ -157,7 +159,7 @@ def run_under_lease(
             log.warning("runs whose holder died are now abandoned", table=table_name, runs=abandoned)
         state.runs.start(run_id, table_name, job, holder_id=holder, lease_epoch=lease.epoch)
         faults.point("lease-acquired")
-        with LeaseKeeper(state.leases, lease, ttl_s, on_lost=lambda reason: _cancel_spark(config, run_id)) as keeper:
+        with LeaseKeeper(state.leases, lease, ttl_s, on_lost=lambda reason: _cancel_spark(config, run_id), asked_at=asked_at) as keeper:
             fence = Fence(state.leases, keeper, job=job, run_id=run_id)
             context = JobContext(config=config, ref=ref, job=job, run_id=run_id, fence=fence, dry_run=dry_run, verify=verify, progress=_logged(progress))
             reason = precheck() if precheck is not None else None
@@ -204,24 +206,39 @@ def _run(context: JobContext, work: Work, result: JobResult) -> None:
         if unknown:
             log.warning("job reported counters missing from jobs/counters.py", counters=unknown)
         if context.deletion_baseline is not None:
-            deleted = result.counters.get("files_deleted")
-            context.progress("files deleted", files_deleted=deleted if isinstance(deleted, int) else 0)
+            context.progress("files deleted", files_deleted=context.deleted.files if context.deleted is not None else 0)
             _verify_deletions(context, result)
-    except ContentChangedError as exc:
-        result.status, result.error, result.content_verified = FAILED, str(exc), False
-    except FencedError as exc:
-        result.status, result.error = FENCED, str(exc)
-    except JobRefusedError as exc:
-        result.status, result.error = FAILED, str(exc)
-    except IcemaintError as exc:
-        result.status, result.error = (FENCED, f"{exc} (lease lost: {context.fence.keeper.lost_reason})") if context.fence.keeper.lost.is_set() else (FAILED, str(exc))
-        log.error("job failed", error=result.error, exc_info=True)
+    except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM on the command line (`maintenance/interrupts.py`)
+        result.status, result.error = INTERRUPTED, f"interrupted ({exc.args[0] if exc.args else 'SIGINT'})"
+        raise
     except Exception as exc:
-        if context.fence.keeper.lost.is_set():
-            result.status, result.error = FENCED, f"cancelled: lease lost ({context.fence.keeper.lost_reason})"
-        else:
-            result.status, result.error = FAILED, f"{type(exc).__name__}: {java_error_message(exc)}"
-        log.error("job failed", error=result.error, exc_info=True)
+        if interrupts.requested():  # a call the interrupt cut in the middle failed in its own way
+            result.status, result.error = INTERRUPTED, f"interrupted ({type(exc).__name__} after the signal)"
+            raise KeyboardInterrupt("interrupted") from exc
+        _classify_failure(context, exc, result)
+    finally:
+        if context.deleted is not None:  # deleting jobs: what they deleted, however they ended
+            result.counters.update(context.deleted.counters())
+
+
+def _classify_failure(context: JobContext, exc: Exception, result: JobResult) -> None:
+    """How a run that raised ended: content changed, fenced, refused or failed."""
+    lost = context.fence.keeper.lost.is_set()
+    if isinstance(exc, ContentChangedError):
+        result.status, result.error, result.content_verified = FAILED, str(exc), False
+    elif isinstance(exc, FencedError):
+        result.status, result.error = FENCED, str(exc)
+    elif isinstance(exc, JobRefusedError):
+        result.status, result.error = FAILED, str(exc)
+    elif isinstance(exc, IcemaintError):
+        result.status, result.error = (FENCED, f"{exc} (lease lost: {context.fence.keeper.lost_reason})") if lost else (FAILED, str(exc))
+        log.error("job failed", error=result.error, exc_info=exc)
+    elif lost:
+        result.status, result.error = FENCED, f"cancelled: lease lost ({context.fence.keeper.lost_reason})"
+        log.error("job failed", error=result.error, exc_info=exc)
+    else:
+        result.status, result.error = FAILED, f"{type(exc).__name__}: {java_error_message(exc)}"
+        log.error("job failed", error=result.error, exc_info=exc)
 
 
 def _own_counters(job: str) -> Mapping[str, str]:

@@ -11,7 +11,12 @@ no reader ever looks there, so orphan cleanup treats it like any other unreferen
 
 from __future__ import annotations
 
+import errno
+import os
 import re
+from urllib.parse import unquote, urlsplit
+
+from maintenance.lease.fence import Fence, FencedError
 
 _STAGING = re.compile(r"(?:^|/)data/icemaint-[a-z]+-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/")
 
@@ -23,3 +28,29 @@ def staging_folder(location: str, job: str, run_id: str) -> str:
 def is_staged(relative: str) -> bool:
     """Whether a path below the table location lies in one of icemaint's staging folders."""
     return _STAGING.search(relative) is not None
+
+
+def remove_empty_folders(location: str, folders: list[str], fence: Fence) -> int:
+    """Remove the given staging folders (relative to the table `location`), deepest first,
+    where they are empty now: what a killed run of ours left once orphan cleanup deleted the
+    files in them (Spark's `_temporary/0/...` attempt folders). Local disks only: an object
+    store has no folders to leave behind. `os.rmdir` removes only an empty folder, atomically,
+    so a file written into one meanwhile keeps it. Each folder only while the lease is proven
+    (nothing is lost by removing an empty folder; the lease still owns every effect)."""
+    parts = urlsplit(location)
+    if parts.scheme not in ("", "file"):
+        return 0
+    root = unquote(parts.path if parts.scheme else location).rstrip("/")
+    removed = 0
+    for folder in sorted(folders, key=lambda f: f.count("/"), reverse=True):
+        if fence.time_left() <= 0:
+            raise FencedError(f"removing empty staging folders refused: the lease on {fence.keeper.lease.table} is no longer proven")
+        try:
+            os.rmdir(f"{root}/{folder}")
+            removed += 1
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            if exc.errno != errno.ENOTEMPTY:
+                raise
+    return removed

@@ -9,9 +9,16 @@ Two tokens guard every effect, and both must agree at the moment of the effect:
   builds on carries no epoch above its own (see docs/ARCHITECTURE.md).
 `keeper.LeaseKeeper` renews the lease while the job runs; when renewal fails the job's
 Spark jobs are cancelled and the fence is shut.
+
+Deleting a file cannot be made conditional the way a commit is (no store deletes "only if
+the lease is still mine"), so a deletion is judged by time instead: `time_left` is how long
+the lease is still proven by this host's monotonic clock (`LeaseKeeper.proven_until`), less
+a margin, and a file may be deleted only while it is positive (`jobs/deletion.py`).
 """
 
 from __future__ import annotations
+
+import time
 
 import structlog
 
@@ -26,6 +33,8 @@ EPOCH_PROPERTY = "icemaint.lease-epoch"
 SUMMARY_JOB = "icemaint.job"
 SUMMARY_RUN_ID = "icemaint.run-id"
 SUMMARY_EPOCH = "icemaint.lease-epoch"
+MARGIN_SHARE = 0.25  # of the TTL: deletions stop this long before the proven end of the lease
+MIN_MARGIN_S = 0.5
 
 
 class FencedError(IcemaintError):
@@ -60,6 +69,20 @@ class Fence:
         if not held:
             self.keeper.mark_lost("lease no longer held")
             raise FencedError(f"{action} refused: lease on {self.keeper.lease.table} (epoch {self.epoch}) is no longer held")
+
+    @property
+    def margin_s(self) -> float:
+        """How long before the proven end of the lease deletions stop: room for one deletion
+        call to finish and for clock rates to differ (NTP slews by at most 0.05%)."""
+        return max(self.keeper.ttl_s * MARGIN_SHARE, MIN_MARGIN_S)
+
+    def time_left(self) -> float:
+        """Seconds during which an effect may still start: the lease is proven until
+        `keeper.proven_until` (monotonic), less the margin; negative once it is not, and
+        never positive once the lease is known lost."""
+        if self.keeper.lost.is_set():
+            return -1.0
+        return self.keeper.proven_until - self.margin_s - time.monotonic()
 
     def advance_past(self, table_epoch: int | None) -> None:
         """If the table names an epoch above ours although we hold the lease, the state

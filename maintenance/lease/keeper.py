@@ -3,6 +3,13 @@
 When a renewal is refused, or the state database stayed unreachable for a whole TTL, the
 lease is marked lost once and the job's Spark work is cancelled; the fence then refuses
 every further effect.
+
+The keeper also knows until when the lease is *proven* on this host's monotonic clock
+(`proven_until`): the send time of the last acquisition or renewal the database confirmed,
+plus the TTL. The database set the expiry to its own now plus the TTL, and its now was
+later than the send, so the lease lasts at least until then (clock rates agree to far
+below the fence's margin). `time.monotonic` keeps counting while the process is paused,
+so a holder resumed after SIGSTOP sees at once that its proof ran out.
 """
 
 from __future__ import annotations
@@ -38,7 +45,9 @@ def revoke_all(reason: str) -> int:
 class LeaseKeeper:
     """Renews a lease every ttl/3 in a background thread; reports loss once."""
 
-    def __init__(self, store: LeaseStore, lease: Lease, ttl_s: float, on_lost: Callable[[str], None] | None = None) -> None:
+    def __init__(self, store: LeaseStore, lease: Lease, ttl_s: float, on_lost: Callable[[str], None] | None = None, *,
+                 asked_at: float) -> None:
+        """`asked_at`: the monotonic time the request that acquired `lease` was sent."""
         self.store = store
         self.lease = lease
         self.ttl_s = ttl_s
@@ -47,7 +56,8 @@ class LeaseKeeper:
         self.lock = threading.Lock()  # guards `lease` between renewals and epoch advances
         self.lost_reason: str | None = None
         self._stop = threading.Event()
-        self._last_renewed = time.monotonic()
+        self._last_renewed = asked_at
+        self.proven_until = self._last_renewed + ttl_s
         self._thread = threading.Thread(target=self._run, name=f"lease-keeper:{lease.table}", daemon=True)
 
     def __enter__(self) -> LeaseKeeper:
@@ -77,6 +87,7 @@ class LeaseKeeper:
     def _run(self) -> None:
         interval = max(self.ttl_s / 3.0, 0.05)
         while not self._stop.wait(interval):
+            asked_at = time.monotonic()
             try:
                 with self.lock:
                     renewed = self.store.renew(self.lease, self.ttl_s)
@@ -92,4 +103,5 @@ class LeaseKeeper:
             if renewed is None:
                 self.mark_lost("renewal refused: expired or taken over")
                 return
-            self._last_renewed = time.monotonic()
+            self._last_renewed = asked_at
+            self.proven_until = asked_at + self.ttl_s

@@ -54,6 +54,36 @@ def is_java_exception(exc: BaseException, java_class_suffix: str) -> bool:
     return False
 
 
+# Java exceptions that mean a connection failed or broke, not that a request was refused.
+_CONNECTION_FAILURES = (
+    "java.net.ConnectException", "java.net.SocketException", "java.net.SocketTimeoutException", "java.net.UnknownHostException",
+    "java.net.NoRouteToHostException", "java.io.EOFException", "java.sql.SQLTransientConnectionException",
+    "java.sql.SQLNonTransientConnectionException", "org.apache.thrift.transport.TTransportException",
+    "org.apache.hc.client5.http.HttpHostConnectException", "org.apache.hc.client5.http.ConnectTimeoutException",
+    "org.apache.iceberg.jdbc.UncheckedInterruptedException",
+)
+
+
+def connection_failure(exc: BaseException) -> str | None:
+    """The Java exception in the cause chain of a Py4J error that says a connection failed
+    (refused, reset, timed out, closed mid-answer), as one line; None if there is none."""
+    java_exc = getattr(exc, "java_exception", None)
+    for _ in range(20):
+        if java_exc is None:
+            return None
+        try:
+            name = str(java_exc.getClass().getName())
+            if name in _CONNECTION_FAILURES or (name.startswith("java.sql.") and "connection" in str(java_exc.getMessage() or "").lower()):
+                return redact_text(str(java_exc.toString()).splitlines()[0])
+            cause = java_exc.getCause()
+        except Exception:  # the gateway itself may be gone
+            return None
+        if cause is None or cause == java_exc:
+            return None
+        java_exc = cause
+    return None
+
+
 @contextmanager
 def java_errors(action: str) -> Iterator[None]:
     """Run Spark/Iceberg calls; a Java failure becomes SparkJobError('<action>: <cause>')."""

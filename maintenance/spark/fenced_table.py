@@ -17,13 +17,14 @@ is refused.
 The claim (this run's epoch in the table's properties, which every older holder's commit
 and deletion is refused against) rides on the run's first commit: the fence adds it to the
 metadata each attempt commits, so a run that commits writes the table's metadata once, not
-twice. EXPIRE and ORPHANS, which delete files, claim with a commit of its own first.
+twice. EXPIRE and ORPHANS, which delete files, claim with a commit of its own first
+(`claim`), and delete outside this class: deletion is fenced in time (`jobs/deletion.py`).
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -31,7 +32,7 @@ from typing import TYPE_CHECKING
 import structlog
 
 from maintenance import faults
-from maintenance.errors import ConflictError, IcemaintError
+from maintenance.errors import CatalogUnavailableError, ConflictError, IcemaintError
 from maintenance.lease.fence import (
     EPOCH_PROPERTY,
     SUMMARY_EPOCH,
@@ -41,7 +42,7 @@ from maintenance.lease.fence import (
     FencedError,
     parse_epoch,
 )
-from maintenance.spark.errors import is_java_exception, java_errors
+from maintenance.spark.errors import connection_failure, is_java_exception, java_errors
 from maintenance.spark.java_helpers import new_helper
 from maintenance.spark.jvm import JavaObject, java_long, jvm
 
@@ -49,7 +50,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = structlog.get_logger(__name__)
-DELETE_BATCH = 1000
 _MIN_JAVA_LONG_FROM_PY4J = 2**31  # smaller Python ints cross the gateway as Integer
 
 
@@ -84,7 +84,12 @@ class FencedOperations:
         except IcemaintError as exc:
             self.errors.append(exc)
             raise
-        self.real.commit(base, metadata)
+        try:
+            self.real.commit(base, metadata)
+        except Exception as exc:
+            if is_java_exception(exc, "CommitFailedException"):  # Iceberg retries it on fresh metadata
+                log.info("a commit attempt lost a race with another commit; Iceberg tries again on the newest metadata")
+            raise
 
     def _claiming(self, base: JavaObject, metadata: JavaObject) -> JavaObject:
         """`metadata` carrying our epoch. A base naming a newer epoch while we still hold the
@@ -186,6 +191,7 @@ class FencedTable:
         # Only commits and snapshot ids cross into Python; the rest is answered in the JVM.
         gated = new_helper(spark, "GatedOperations").around(real_table.operations(), self.ops)
         self.java = jvm(spark).org.apache.iceberg.BaseTable(gated, real_table.name())
+        self.catalog = str(real_table.name()).split(".", 1)[0]
         self._claimed = False
 
     def claim(self) -> None:
@@ -318,36 +324,6 @@ class FencedTable:
                         raise
                     log.info("commit lost a race; retrying on fresh metadata", action=what, attempt=attempt)
 
-    def delete_files(self, paths: Iterable[str], batch_size: int = DELETE_BATCH) -> int:
-        """Delete files in bounded batches, each behind the fence. Returns how many were deleted.
-
-        A batch crosses the gateway as one string and is deleted by the FileIO's bulk
-        deletion where it has one (Hadoop, S3): one round trip per batch, not per file."""
-        self.claim()
-        io = self.java.io()
-        iceberg_io = jvm(self.spark).org.apache.iceberg.io
-        bulk = iceberg_io.SupportsBulkOperations._java_lang_class.isInstance(io)
-        deleted = 0
-        for batch in _chunks(paths, faults.delete_batch(batch_size)):
-            if deleted:
-                faults.point("deleting")
-            with self.commit_errors("delete files"):
-                self.java.refresh()
-                self.fence.before_delete(parse_epoch(self.java.properties().get(EPOCH_PROPERTY)), len(batch))
-                if bulk:
-                    io.deleteFiles(self._java_list(batch))
-                else:
-                    for path in batch:
-                        io.deleteFile(path)
-            deleted += len(batch)
-        return deleted
-
-    def _java_list(self, items: list[str]) -> JavaObject:
-        java = jvm(self.spark).java
-        if any("\n" in item for item in items):
-            raise ValueError("a path with a newline cannot be deleted in a batch")
-        return java.util.regex.Pattern.compile("\n").splitAsStream("\n".join(items)).toList()
-
     @contextmanager
     def commit_errors(self, action: str) -> Iterator[None]:
         """Java errors as one line; an error our callback raised (a fence refusal, a failed
@@ -365,19 +341,12 @@ class FencedTable:
             if self.fence.keeper.lost.is_set():
                 raise FencedError(f"{action} refused: lease lost ({self.fence.keeper.lost_reason})") from exc
             java_cause = exc.__cause__ if exc.__cause__ is not None else exc
+            broken = connection_failure(java_cause)
+            if broken is not None:
+                raise CatalogUnavailableError(f"{action}: the connection to catalog '{self.catalog}' (or its storage) failed: {broken}") from java_cause
             if is_java_exception(java_cause, "ValidationException"):
                 # Iceberg's conflict checks (files gone, new deletes for replaced files): the
                 # commit did not happen and a new plan on the newer state may well succeed.
                 raise ConflictError(f"{exc}; nothing was committed, run it again") from java_cause
             raise
 
-
-def _chunks(items: Iterable[str], size: int) -> Iterator[list[str]]:
-    batch: list[str] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch

@@ -4,8 +4,10 @@ Each operation is a single conditional UPDATE judged by the database's clock:
 - acquire: succeeds only if the lease is free or expired; bumps the epoch.
 - renew: only by the current holder with the same epoch, and only before expiry.
 - release: only by the current holder with the same epoch.
-- force release (operators): frees it and bumps the epoch, so the old holder is fenced
-  even before anyone else acquires.
+- force release (operators): takes it from its holder and bumps the epoch, so the old
+  holder is fenced at its next check; another holder can acquire it only once the old
+  expiry has passed. A paused holder deletes files only while its lease is proven by time
+  (`jobs/deletion.py`), a proof that a forced release cutting the expiry short would break.
 The epoch strictly increases on every change of holder; it is the token the fence checks.
 """
 
@@ -16,7 +18,7 @@ import socket
 import uuid
 from dataclasses import dataclass
 
-from sqlalchemy import Engine, and_, delete, insert, or_, select, update
+from sqlalchemy import Engine, and_, delete, insert, select, update
 from sqlalchemy.dialects.mysql import insert as mysql_insert
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -44,6 +46,15 @@ class Lease:
 
 
 @dataclass(frozen=True)
+class ForcedRelease:
+    """A forced release: the new epoch, and when another holder may take the lease."""
+
+    epoch: int
+    free_at_ms: int
+    now_ms: int
+
+
+@dataclass(frozen=True)
 class LeaseState:
     """A row of the lease table, as `icemaint leases` shows it."""
 
@@ -66,7 +77,8 @@ class LeaseStore:
         self._now = db_now_ms(engine)
 
     def acquire(self, table: str, holder: str, ttl_s: float) -> Lease | None:
-        """Take the lease if it is free or expired (by the database clock); None if another holds it."""
+        """Take the lease once it has expired (by the database clock; a release expires it at
+        once, a forced release keeps the old expiry); None if it has not."""
         token = uuid.uuid4().hex
         ttl_ms = _ttl_ms(ttl_s)
         with unavailable_as_error(), self.engine.begin() as conn:
@@ -74,7 +86,7 @@ class LeaseStore:
         with unavailable_as_error(), self.engine.begin() as conn:
             taken = conn.execute(
                 update(leases)
-                .where(and_(leases.c.table_name == table, or_(leases.c.holder_id.is_(None), leases.c.expires_at_ms <= self._now)))
+                .where(and_(leases.c.table_name == table, leases.c.expires_at_ms <= self._now))
                 .values(
                     holder_id=holder,
                     epoch=leases.c.epoch + 1,
@@ -128,17 +140,20 @@ class LeaseStore:
                 == 1
             )
 
-    def force_release(self, table: str) -> int:
-        """An operator's release: frees the lease whoever holds it and bumps the epoch. Returns it."""
+    def force_release(self, table: str) -> ForcedRelease:
+        """An operator's release: takes the lease from whoever holds it and bumps the epoch
+        (the holder is fenced at its next check). The expiry stays: nobody else acquires it
+        before the old holder's time is surely out (see the module docstring)."""
         with unavailable_as_error(), self.engine.begin() as conn:
             changed = conn.execute(
                 update(leases)
                 .where(leases.c.table_name == table)
-                .values(holder_id=None, acquire_token=None, epoch=leases.c.epoch + 1, expires_at_ms=self._now)
+                .values(holder_id=None, acquire_token=None, epoch=leases.c.epoch + 1)
             ).rowcount
             if changed != 1:
                 raise UsageError(f"no lease for table '{table}'")
-            return int(conn.execute(select(leases.c.epoch).where(leases.c.table_name == table)).scalar_one())
+            row = conn.execute(select(leases.c.epoch, leases.c.expires_at_ms, self._now.label("now_ms")).where(leases.c.table_name == table)).one()
+            return ForcedRelease(int(row.epoch), int(row.expires_at_ms), int(row.now_ms))
 
     def get(self, table: str) -> LeaseState | None:
         states = self._states(leases.c.table_name == table)
@@ -148,9 +163,10 @@ class LeaseStore:
         return self._states(None)
 
     def forget(self, table: str) -> None:
-        """Drop a free lease's row (tests and table drops); a held lease stays."""
+        """Drop an expired lease's row (tests and table drops); a held or force-released one
+        whose expiry is still ahead stays."""
         with unavailable_as_error(), self.engine.begin() as conn:
-            conn.execute(delete(leases).where(and_(leases.c.table_name == table, or_(leases.c.holder_id.is_(None), leases.c.expires_at_ms <= self._now))))
+            conn.execute(delete(leases).where(and_(leases.c.table_name == table, leases.c.expires_at_ms <= self._now)))
 
     # -- helpers -----------------------------------------------------------------------
     def _held_by(self, lease: Lease):  # type: ignore[no-untyped-def]

@@ -13,7 +13,8 @@ from maintenance.state.schema import RunRow
 
 runs = RunRow.__table__
 RUNNING, COMMITTED, NOOP, SKIPPED, FENCED, FAILED, ABANDONED = "running", "committed", "noop", "skipped", "fenced", "failed", "abandoned"
-STATUSES = (RUNNING, COMMITTED, NOOP, SKIPPED, FENCED, FAILED, ABANDONED)  # ABANDONED: its holder died; set by the next holder
+INTERRUPTED = "interrupted"  # SIGINT or SIGTERM stopped it; its holder recorded that and released the lease
+STATUSES = (RUNNING, COMMITTED, NOOP, SKIPPED, FENCED, FAILED, INTERRUPTED, ABANDONED)  # ABANDONED: its holder died; set by the next holder
 
 
 @dataclass(frozen=True)

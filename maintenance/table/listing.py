@@ -23,8 +23,9 @@ class ListedFile:
     size: int
 
 
-def list_location(io: FileIO, location: str) -> list[ListedFile]:
-    """Every file below `location`, recursively; an absent folder lists as empty."""
+def list_location(io: FileIO, location: str, folders: list[str] | None = None) -> list[ListedFile]:
+    """Every file below `location`, recursively; an absent folder lists as empty. Folders
+    (relative, as files are) go to `folders` when given."""
     from pyarrow.fs import FileSelector, FileType
 
     parse = getattr(io, "parse_location", None)
@@ -37,11 +38,15 @@ def list_location(io: FileIO, location: str) -> list[ListedFile]:
     prefix = _qualifier(scheme, netloc, root)
     found = []
     for info in fs.get_file_info(FileSelector(root, recursive=True, allow_not_found=True)):
-        if info.type != FileType.File:
+        if info.type not in (FileType.File, FileType.Directory):
             continue
         if not info.path.startswith(root + "/"):
             raise UsageError(f"listing {location} returned {info.path}, outside it; nothing deleted")
-        relative = info.path[len(root) + 1 :]
+        relative = info.path[len(root) + 1 :].rstrip("/")
+        if info.type == FileType.Directory:
+            if folders is not None:
+                folders.append(relative)
+            continue
         found.append(ListedFile(f"{prefix}/{relative}", relative, int(info.mtime.timestamp() * 1000), int(info.size)))
     return sorted(found, key=lambda f: f.relative)
 

@@ -70,9 +70,18 @@ def statistics_paths(metadata: TableMetadata, snapshot_ids: set[int] | None = No
 
 @dataclass
 class ReferencedFiles:
-    """Every file any snapshot of any metadata version still names, as normalised keys."""
+    """Every file the metadata read so far names, as normalised keys.
+
+    Orphan cleanup reads every snapshot of every metadata version its log still lists, and
+    every manifest entry, deleted ones included (a file any snapshot names is never an
+    orphan). Expiry needs what the retained snapshots still use: the current metadata only
+    (`log_versions=False`) and live entries only (`live_only=True`). Reading is incremental:
+    a manifest list or manifest read once (they are immutable) is never read again, so
+    adding the newest metadata of a table that moved reads only its new manifests."""
 
     keys: set[str] = field(default_factory=set)
+    live_only: bool = False
+    log_versions: bool = True
     metadata_versions_read: int = 0
     metadata_versions_missing: int = 0
     missing_in_older_versions: list[str] = field(default_factory=list)  # files of expired snapshots
@@ -83,8 +92,10 @@ class ReferencedFiles:
         return normalise(path) in self.keys
 
     def add_table(self, table: Table) -> None:
-        """The current metadata and every metadata version its log still lists."""
+        """The current metadata and (with `log_versions`) every metadata version its log still lists."""
         self.add_metadata(table.io, table.metadata, table.metadata_location)
+        if not self.log_versions:
+            return
         for entry in table.metadata.metadata_log:
             key = normalise(entry.metadata_file)
             if key in self.keys:
@@ -101,19 +112,46 @@ class ReferencedFiles:
         """A metadata version's files. In the current version a missing manifest list or
         manifest is an error (its references would be unknown); in older versions it belongs
         to a snapshot expiry already cleaned up."""
-        missing = None if current else self.missing_in_older_versions
         self.metadata_versions_read += 1
         self.keys.add(normalise(metadata_location))
         self.keys.add(normalise(f"{metadata_location.rsplit('/', 1)[0]}/{VERSION_HINT}"))
         self.keys.update(statistics_paths(metadata))
-        snapshots = [s for s in metadata.snapshots if s.manifest_list and normalise(s.manifest_list) not in self._manifest_lists]
-        self._manifest_lists.update(normalise(s.manifest_list) for s in snapshots)
-        self.keys.update(normalise(s.manifest_list) for s in snapshots)
-        manifests = {key: m for key, m in manifests_of(io, snapshots, missing).items() if key not in self._manifests}
+        self.add_snapshots(io, metadata.snapshots, missing=None if current else self.missing_in_older_versions)
+
+    def add_snapshots(self, io: FileIO, snapshots: Iterable[Snapshot], missing: list[str] | None = None) -> None:
+        """The snapshots' manifest lists, manifests and content files (those not read before)."""
+        new = [s for s in snapshots if s.manifest_list and normalise(s.manifest_list) not in self._manifest_lists]
+        self._manifest_lists.update(normalise(s.manifest_list) for s in new)
+        self.keys.update(normalise(s.manifest_list) for s in new)
+        manifests = {key: m for key, m in manifests_of(io, new, missing).items() if key not in self._manifests}
         self._manifests.update(manifests)
         self.keys.update(manifests)
-        # Every entry, deleted ones included: a file a snapshot still names is never an orphan.
-        self.keys.update(content_paths(io, manifests.values(), live_only=False, missing=missing))
+        self.keys.update(content_paths(io, manifests.values(), live_only=self.live_only, missing=missing))
+
+    def knows_manifest(self, path: str) -> bool:
+        return normalise(path) in self._manifests
+
+
+class NewestReferences:
+    """What a deletion must not touch, as of the newest metadata: re-read before each batch
+    of deletions (`jobs/deletion.py`), reading only what changed since the last look."""
+
+    def __init__(self, load: Callable[[], Table], referenced: ReferencedFiles, metadata_location: str) -> None:
+        self.load = load
+        self.referenced = referenced
+        self.metadata_location = normalise(metadata_location)
+
+    def refresh(self) -> Table:
+        """Load the newest metadata and add its references if it moved; returns it."""
+        newest = self.load()
+        location = normalise(newest.metadata_location)
+        if location != self.metadata_location:
+            self.referenced.add_table(newest)
+            self.metadata_location = location
+        return newest
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.referenced
 
 
 def missing_files(table: Table) -> list[str]:

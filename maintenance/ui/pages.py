@@ -24,7 +24,7 @@ from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation, evaluate_table
 from maintenance.schedule.planner import Decision, reader_cost
 from maintenance.state.leases import LeaseState
-from maintenance.state.runs import ABANDONED, FAILED, FENCED, RUNNING, RunRecord
+from maintenance.state.runs import ABANDONED, FAILED, FENCED, INTERRUPTED, RUNNING, RunRecord
 from maintenance.state.store import StateStore, open_state
 from maintenance.table.health import PartitionHealth, TableHealth, table_health
 from maintenance.ui import charts
@@ -49,7 +49,7 @@ from maintenance.ui.status import Snapshot, StatusCache, TableSummary
 
 log = structlog.get_logger(__name__)
 
-FAILING = (FAILED, FENCED, ABANDONED)  # a table whose newest run of some job ended so is listed first
+FAILING = (FAILED, FENCED, INTERRUPTED, ABANDONED)  # a table whose newest run of some job ended so is listed first
 PER_PAGE, MAX_PER_PAGE = 50, 1000
 RUNS_PER_PAGE, PARTITIONS_PER_PAGE, LEASES_PER_PAGE = 25, 50, 100
 CHART_RUNS = 200  # the newest runs the time chart plots
@@ -332,7 +332,7 @@ def _run_badge(run: RunRecord, now_ms: float) -> str:
 
 
 def _mark(status: str) -> str:
-    return {"committed": "✓", "noop": "✓", "failed": "✗", "fenced": "✗", "abandoned": "✗", "running": "…"}.get(status, "·")
+    return {"committed": "✓", "noop": "✓", "failed": "✗", "fenced": "✗", "interrupted": "✗", "abandoned": "✗", "running": "…"}.get(status, "·")
 
 
 def _evaluation_meta(snapshot: Snapshot, cache: StatusCache) -> str:

@@ -14,4 +14,5 @@ SPEC = JobSpec(
     estimate=run.estimate,
     formats=(1, 2, 3),
     publishes_snapshots=False,
+    counters={"snapshots_left_behind": "snapshots an earlier, interrupted expiry removed without deleting all their files; their files are deleted now"},
 )

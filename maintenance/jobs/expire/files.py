@@ -4,24 +4,38 @@ versions older than every version the table still lists.
 Mirrors Iceberg's ReachableFileCleanup: manifest lists of expired snapshots; manifests no
 retained snapshot lists; data and delete files live in those manifests and live in no
 retained manifest; statistics files of expired snapshots no retained snapshot shares.
+
+Expiry deletes in that order, manifest lists last, so a run killed while deleting leaves a
+manifest list for every snapshot whose files are not all gone. Such a snapshot is no longer
+in the current metadata but still in an older version the metadata log lists: the next
+expiry finds it there (`left_behind`) and deletes its files like those of a snapshot it
+expires itself, so expiry is idempotent. (Orphan cleanup never would: it keeps whatever a
+metadata version in the log names.)
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
+import structlog
 from pyiceberg.io import FileIO
+from pyiceberg.serializers import FromInputFile
 from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
+from pyiceberg.table.statistics import PartitionStatisticsFile, StatisticsFile
 
 from maintenance.table.files import read_manifest
 from maintenance.table.listing import ListedFile, list_location
-from maintenance.table.paths import normalise
-from maintenance.table.references import content_paths, manifests_of
+from maintenance.table.paths import is_under, normalise
+from maintenance.table.references import ReferencedFiles, manifests_of, statistics_paths
 
+log = structlog.get_logger(__name__)
 _METADATA_VERSION = re.compile(r"^(?:(?P<n>\d+)-[^/]+|v(?P<v>\d+))(?:\.gz)?\.metadata\.json(?:\.gz)?$")
+_MANIFEST_LIST = re.compile(r"^snap-.*\.avro$")
+Statistics = StatisticsFile | PartitionStatisticsFile
 
 
 @dataclass
@@ -32,43 +46,133 @@ class ExpiredFiles:
     statistics_files: list[str]
 
     @property
-    def all(self) -> list[str]:
-        return [*self.content_files, *self.manifests, *self.manifest_lists, *self.statistics_files]
+    def phases(self) -> list[list[str]]:
+        """In deletion order: content, manifests, manifest lists, statistics."""
+        return [self.content_files, self.manifests, self.manifest_lists, self.statistics_files]
 
 
-def files_of_expired(io: FileIO, before: TableMetadata, expired: list[Snapshot], retained: list[Snapshot], retained_statistics: set[str]) -> ExpiredFiles:
-    """Locations (as the metadata spells them) that only the expired snapshots referenced."""
-    retained_lists = {normalise(s.manifest_list) for s in retained if s.manifest_list}
-    lists = [s.manifest_list for s in expired if s.manifest_list and normalise(s.manifest_list) not in retained_lists]
-    expired_manifests = manifests_of(io, expired)
-    retained_manifests = manifests_of(io, retained)
-    gone = {key: m for key, m in expired_manifests.items() if key not in retained_manifests}
-    content: list[str] = []
-    if gone:
-        spelled = {}
-        for manifest in gone.values():
-            for entry in read_manifest(io, manifest, discard_deleted=True):
-                spelled.setdefault(normalise(entry.data_file.file_path), entry.data_file.file_path)
-        still_live = content_paths(io, retained_manifests.values(), live_only=True)
-        content = sorted(path for key, path in spelled.items() if key not in still_live)
-    expired_ids = {s.snapshot_id for s in expired}
-    statistics = [
-        f.statistics_path
-        for f in [*before.statistics, *before.partition_statistics]
-        if f.snapshot_id in expired_ids and normalise(f.statistics_path) not in retained_statistics
-    ]
+@dataclass
+class LeftBehind:
+    """Snapshots an earlier expiry removed from the metadata without deleting all their files
+    (it was killed), found in the metadata versions the log still lists."""
+
+    snapshots: list[Snapshot] = field(default_factory=list)
+    statistics: list[Statistics] = field(default_factory=list)
+    metadata_versions_read: int = 0
+
+
+def retained_references(table: Table, retained: Iterable[Snapshot]) -> ReferencedFiles:
+    """Everything the retained snapshots still use: their manifest lists, manifests, live
+    content files and statistics files. (A deletion then adds what newer metadata names:
+    `table.references.NewestReferences`.)"""
+    retained = list(retained)
+    references = ReferencedFiles(live_only=True, log_versions=False)
+    references.keys.update(statistics_paths(table.metadata, {s.snapshot_id for s in retained}))
+    references.add_snapshots(table.io, retained)
+    return references
+
+
+def files_of_expired(io: FileIO, expired: Iterable[Snapshot], statistics: Iterable[Statistics], retained: ReferencedFiles) -> ExpiredFiles:
+    """Locations (as the metadata spells them) that only the expired snapshots referenced:
+    none that `retained` names. `statistics` are the statistics files of the expired
+    snapshots. A manifest an interrupted expiry already deleted names nothing more."""
+    expired = list(expired)
+    lists = sorted({s.manifest_list for s in expired if s.manifest_list and s.manifest_list not in retained})
+    gone = {key: m for key, m in manifests_of(io, expired, missing=[]).items() if key not in retained.keys}
+    spelled: dict[str, str] = {}
+    for manifest in gone.values():
+        try:
+            entries = read_manifest(io, manifest, discard_deleted=True)
+        except FileNotFoundError:
+            continue
+        for entry in entries:
+            spelled.setdefault(normalise(entry.data_file.file_path), entry.data_file.file_path)
     return ExpiredFiles(
-        manifest_lists=sorted(lists),
+        manifest_lists=lists,
         manifests=sorted(m.manifest_path for m in gone.values()),
-        content_files=content,
-        statistics_files=sorted(set(statistics)),
+        content_files=sorted(path for key, path in spelled.items() if key not in retained.keys),
+        statistics_files=sorted({f.statistics_path for f in statistics if f.statistics_path not in retained}),
     )
 
 
-def old_metadata_versions(table: Table) -> list[str]:
+def statistics_of(metadata: TableMetadata, snapshot_ids: set[int]) -> list[Statistics]:
+    return [f for f in [*metadata.statistics, *metadata.partition_statistics] if f.snapshot_id in snapshot_ids]
+
+
+def left_behind(table: Table, metadata_listing: list[ListedFile]) -> LeftBehind:
+    """Snapshots removed from the metadata whose manifest list is still in the metadata
+    folder. Older metadata versions are read only when the folder holds a manifest list no
+    current snapshot names; a manifest list of a commit in flight is named by no committed
+    version, so it is never taken for one."""
+    current = {normalise(s.manifest_list) for s in table.metadata.snapshots if s.manifest_list}
+    strays = {normalise(f.location) for f in metadata_listing if _MANIFEST_LIST.match(f.relative.rsplit("/", 1)[-1]) and normalise(f.location) not in current}
+    found = LeftBehind()
+    if not strays:
+        return found
+    kept_ids = {s.snapshot_id for s in table.metadata.snapshots}
+    seen: set[int] = set()
+    for entry in reversed(table.metadata.metadata_log):  # newest first: the likeliest to hold them
+        try:
+            older = FromInputFile.table_metadata(table.io.new_input(entry.metadata_file))
+        except FileNotFoundError:
+            continue
+        found.metadata_versions_read += 1
+        removed = [s for s in older.snapshots if s.snapshot_id not in kept_ids and s.snapshot_id not in seen and s.manifest_list and normalise(s.manifest_list) in strays]
+        seen.update(s.snapshot_id for s in removed)
+        found.snapshots.extend(removed)
+        found.statistics.extend(statistics_of(older, {s.snapshot_id for s in removed}))
+        strays -= {normalise(s.manifest_list) for s in removed if s.manifest_list}
+        if not strays:
+            break
+    if found.snapshots:
+        log.info("snapshots an earlier expiry removed still have files", snapshots=len(found.snapshots))
+    return found
+
+
+@dataclass
+class Deletable:
+    """What expiry deletes, and what it leaves because it lies outside the table."""
+
+    files: ExpiredFiles
+    old_metadata: list[str]
+    phases: list[list[str]]  # in deletion order: content, manifests, manifest lists, statistics, old metadata
+    outside: int
+
+    @property
+    def paths(self) -> list[str]:
+        return [path for phase in self.phases for path in phase]
+
+    def counters(self) -> dict[str, int]:
+        return {
+            "content_files_unreferenced": len(self.files.content_files),
+            "manifests_unreferenced": len(self.files.manifests),
+            "manifest_lists_unreferenced": len(self.files.manifest_lists),
+            "statistics_files_unreferenced": len(self.files.statistics_files),
+            "metadata_files_unreferenced": len(self.old_metadata),
+            "files_outside_location_kept": self.outside,
+        }
+
+
+def files_to_delete(after: Table, expired: list[Snapshot], statistics: list[Statistics], retained: ReferencedFiles, old_metadata: list[str]) -> Deletable:
+    """The files only `expired` referenced that no retained snapshot needs (`retained`, read
+    from the metadata `after` the expiry), plus `old_metadata`, within the table location."""
+    files = files_of_expired(after.io, expired, statistics, retained)
+    location = after.location()
+    phases = [[p for p in phase if is_under(p, location)] for phase in [*files.phases, old_metadata]]
+    outside = len(files.content_files) + len(files.manifests) + len(files.manifest_lists) + len(files.statistics_files) + len(old_metadata) - sum(map(len, phases))
+    if outside:
+        log.warning("files of expired snapshots outside the table location are left alone", count=outside)
+    return Deletable(files, old_metadata, phases, outside)
+
+
+def metadata_folder_listing(table: Table) -> list[ListedFile]:
+    return list_location(table.io, table.metadata_location.rsplit("/", 1)[0])
+
+
+def old_metadata_versions(table: Table, listing: list[ListedFile] | None = None) -> list[str]:
     """metadata.json files of the table older than every version its metadata still lists."""
-    folder = table.metadata_location.rsplit("/", 1)[0]
-    return [f.location for f in old_metadata_files(list_location(table.io, folder), table.metadata, table.metadata_location)]
+    listing = metadata_folder_listing(table) if listing is None else listing
+    return [f.location for f in old_metadata_files(listing, table.metadata, table.metadata_location)]
 
 
 def old_metadata_files(listing: list[ListedFile], metadata: TableMetadata, metadata_location: str) -> list[ListedFile]:

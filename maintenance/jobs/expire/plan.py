@@ -24,6 +24,15 @@ from pyiceberg.table.refs import SnapshotRef, SnapshotRefType
 from pyiceberg.table.snapshots import Snapshot
 
 from maintenance.errors import UsageError
+from maintenance.jobs.expire.files import (
+    LeftBehind,
+    files_to_delete,
+    left_behind,
+    metadata_folder_listing,
+    old_metadata_versions,
+    retained_references,
+    statistics_of,
+)
 from maintenance.jobs.expire.options import ExpireOptions
 from maintenance.jobs.spec import PlanInput
 
@@ -46,35 +55,35 @@ class ExpiryPlan:
     min_snapshots_to_keep: int = DEFAULT_MIN_SNAPSHOTS
     options: ExpireOptions = field(default_factory=ExpireOptions)
     old_metadata: list[str] = field(default_factory=list)  # metadata.json versions older than the log
+    left_behind: LeftBehind = field(default_factory=LeftBehind)  # removed earlier, files not all deleted
     table: Table | None = field(default=None, repr=False, compare=False)  # to list what a dry run would delete
 
     @property
     def empty(self) -> bool:
-        return not self.snapshot_ids and not self.refs_to_remove and not self.old_metadata
+        return not self.snapshot_ids and not self.refs_to_remove and not self.old_metadata and not self.left_behind.snapshots
 
     def counters(self, detail: bool = False) -> dict[str, Any]:
         planned = {"snapshots_planned": len(self.snapshot_ids), "checkpoint_snapshots_kept": len(self.kept_for_checkpoints),
-                   "checkpoint_snapshot_ids": self.kept_for_checkpoints}
+                   "checkpoint_snapshot_ids": self.kept_for_checkpoints, "snapshots_left_behind": len(self.left_behind.snapshots)}
         if not detail or self.empty or self.table is None:
             return planned
-        from maintenance.jobs.expire.run import (
-            files_to_delete,  # a dry run says what it would delete
-        )
-
-        expired = [s for s in self.table.metadata.snapshots if s.snapshot_id in set(self.snapshot_ids)]
-        retained = [s for s in self.table.metadata.snapshots if s.snapshot_id not in set(self.snapshot_ids)]
-        deletable = files_to_delete(self.table, self.table, expired, retained)
+        table, planned_ids = self.table, set(self.snapshot_ids)  # a dry run says what it would delete
+        expired = [s for s in table.metadata.snapshots if s.snapshot_id in planned_ids]
+        retained = retained_references(table, [s for s in table.metadata.snapshots if s.snapshot_id not in planned_ids])
+        statistics = [*statistics_of(table.metadata, planned_ids), *self.left_behind.statistics]
+        deletable = files_to_delete(table, [*expired, *self.left_behind.snapshots], statistics, retained, self.old_metadata)
         return {**planned, **deletable.counters(), "snapshot_ids_to_expire": self.snapshot_ids, "would_delete": deletable.paths}
 
 
 def plan(inputs: PlanInput, options: ExpireOptions) -> ExpiryPlan:
-    """The snapshots to expire, from the metadata; and the metadata.json versions older than
-    the log still lists (one listing of the metadata folder), which expiry deletes too."""
-    from maintenance.jobs.expire.files import old_metadata_versions
-
+    """The snapshots to expire, from the metadata; from one listing of the metadata folder,
+    the metadata.json versions older than the log still lists and the snapshots an earlier,
+    interrupted expiry left files of (`files.left_behind`), which expiry deletes too."""
     expiry = plan_expiry(inputs.table.metadata, options, inputs.now_ms)
     expiry.table = inputs.table
-    expiry.old_metadata = old_metadata_versions(inputs.table)
+    listing = metadata_folder_listing(inputs.table)
+    expiry.old_metadata = old_metadata_versions(inputs.table, listing)
+    expiry.left_behind = left_behind(inputs.table, listing)
     return expiry
 
 

@@ -12,26 +12,23 @@ nothing outside the table location is deleted.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 import structlog
-from pyiceberg.table import Table
-from pyiceberg.table.snapshots import Snapshot
 
 from maintenance.catalogs import load_table
 from maintenance.errors import ConflictError
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.expire.files import (
-    ExpiredFiles,
-    files_of_expired,
+    files_to_delete,
     old_metadata_versions,
+    retained_references,
+    statistics_of,
 )
 from maintenance.jobs.expire.plan import ExpiryPlan, plan_expiry
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.spark.jvm import JavaObject, java_long, jvm
 from maintenance.table.health import TableHealth
-from maintenance.table.paths import is_under
-from maintenance.table.references import statistics_paths
+from maintenance.table.references import NewestReferences
 
 log = structlog.get_logger(__name__)
 PLAN_ATTEMPTS = 3
@@ -40,13 +37,14 @@ PLAN_ATTEMPTS = 3
 def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
     assert ctx.metadata is not None
     before = ctx.metadata.table
+    left = plan.left_behind  # found from older metadata versions: replanning on newer ones keeps it
     ctx.before_deleting(before.metadata.current_snapshot_id)
     for attempt in range(1, PLAN_ATTEMPTS + 1):
         if attempt > 1:
             before = load_table(ctx.config, ctx.ref)
             plan = plan_expiry(before.metadata, plan.options, int(time.time() * 1000))
         if not plan.snapshot_ids and not plan.refs_to_remove:
-            ctx.table.claim()  # old metadata versions only: claim first, so the cleanup counts the claim's version
+            ctx.table.claim()  # nothing to remove from the metadata: claim first, so the cleanup counts the claim's version
             break
         try:
             ctx.table.commit_metadata(lambda base, plan=plan: _without_expired(ctx, base, plan), "expire snapshots")
@@ -60,54 +58,23 @@ def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
     planned = set(plan.snapshot_ids)
     kept_ids = {s.snapshot_id for s in after.metadata.snapshots}
     expired = [s for s in before.metadata.snapshots if s.snapshot_id in planned and s.snapshot_id not in kept_ids]
-    deletable = files_to_delete(before, after, expired, list(after.metadata.snapshots))
-    deleted = ctx.table.delete_files(deletable.paths) if deletable.paths else 0
+    earlier = [s for s in left.snapshots if s.snapshot_id not in kept_ids]
+    retained = retained_references(after, after.metadata.snapshots)
+    statistics = [*statistics_of(before.metadata, {s.snapshot_id for s in expired}), *left.statistics]
+    deletable = files_to_delete(after, [*expired, *earlier], statistics, retained, old_metadata_versions(after))
+    if deletable.paths:
+        ctx.delete_files(deletable.phases, NewestReferences(lambda: load_table(ctx.config, ctx.ref), retained, after.metadata_location))
     return JobOutcome(
         COMMITTED,
         counters={
             **plan.counters(),
             "snapshots_expired": len(expired),
+            "snapshots_left_behind": len(earlier),
             "refs_removed": len(plan.refs_to_remove),
             "snapshots_retained": len(after.metadata.snapshots),
             **deletable.counters(),
-            "files_deleted": deleted,
         },
     )
-
-
-@dataclass
-class Deletable:
-    """What expiry deletes, and what it leaves because it lies outside the table."""
-
-    files: ExpiredFiles
-    old_metadata: list[str]
-    paths: list[str]  # in deletion order: content, manifests, manifest lists, statistics, old metadata
-    outside: int
-
-    def counters(self) -> dict[str, int]:
-        return {
-            "content_files_unreferenced": len(self.files.content_files),
-            "manifests_unreferenced": len(self.files.manifests),
-            "manifest_lists_unreferenced": len(self.files.manifest_lists),
-            "statistics_files_unreferenced": len(self.files.statistics_files),
-            "metadata_files_unreferenced": len(self.old_metadata),
-            "files_outside_location_kept": self.outside,
-        }
-
-
-def files_to_delete(before: Table, after: Table, expired: list[Snapshot], retained: list[Snapshot]) -> Deletable:
-    """The files only `expired` referenced (metadata `before` the expiry) that no `retained`
-    snapshot needs (`after` it), plus metadata.json versions older than `after` lists, within
-    the table location."""
-    retained_stats = statistics_paths(after.metadata, {s.snapshot_id for s in retained})
-    files = files_of_expired(before.io, before.metadata, expired, retained, retained_stats)
-    old_metadata = old_metadata_versions(after)
-    location = after.location()
-    candidates = [*files.all, *old_metadata]
-    paths = [p for p in candidates if is_under(p, location)]
-    if len(paths) < len(candidates):
-        log.warning("files of expired snapshots outside the table location are left alone", count=len(candidates) - len(paths))
-    return Deletable(files, old_metadata, paths, len(candidates) - len(paths))
 
 
 def estimate(health: TableHealth) -> float:

@@ -15,4 +15,8 @@ SPEC = JobSpec(
     publishes_snapshots=False,
     plans_from_metadata=False,
     check_options=check_margin,
+    counters={
+        "staging_folders_found": "empty folders a killed run of ours left in its staging folder (local disks)",
+        "staging_folders_removed": "of those, removed",
+    },
 )

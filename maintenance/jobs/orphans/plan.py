@@ -20,7 +20,7 @@ from maintenance.jobs.orphans.options import OrphansOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.jobs.staging import is_staged
 from maintenance.table.listing import ListedFile, list_location
-from maintenance.table.paths import normalise, without_authority
+from maintenance.table.paths import is_local, normalise, without_authority
 from maintenance.table.references import ReferencedFiles
 
 METADATA_DIR = "metadata"
@@ -43,6 +43,7 @@ class OrphanPlan:
     listing: list[ListedFile] = field(default_factory=list, repr=False)
     older_than_ms: int = 0
     listing_seconds: float = 0.0
+    staging_folders: list[str] = field(default_factory=list)  # relative; empty once the candidates are gone
 
     @property
     def bytes(self) -> int:
@@ -50,7 +51,7 @@ class OrphanPlan:
 
     @property
     def empty(self) -> bool:
-        return not self.candidates
+        return not self.candidates and not self.staging_folders
 
     def counters(self, detail: bool = False) -> dict[str, Any]:
         found = {
@@ -60,6 +61,7 @@ class OrphanPlan:
             "recent_files_kept": self.too_new,
             "orphan_files_found": len(self.candidates),
             "orphan_bytes_found": self.bytes,
+            "staging_folders_found": len(self.staging_folders),
             "metadata_versions_read": self.referenced.metadata_versions_read,
             "listing_seconds": round(self.listing_seconds, 3),
         }
@@ -76,22 +78,33 @@ def plan(inputs: PlanInput, options: OrphansOptions) -> OrphanPlan:
     referenced = ReferencedFiles()
     referenced.add_table(table)
     started = time.monotonic()
-    listing = list_location(table.io, table.location())
+    folders: list[str] = []
+    listing = list_location(table.io, table.location(), folders)
     listing_seconds = time.monotonic() - started
     newest = load_table(inputs.config, inputs.ref)
     if normalise(newest.metadata_location) != normalise(table.metadata_location):
         referenced.add_table(newest)
-    found = subtract(listing, referenced, newest, int((time.time() - options.older_than) * 1000))
+    staging = [f for f in folders if is_staged(f + "/")] if is_local(table.location()) else []  # object stores have no folders to leave
+    found = subtract(listing, referenced, newest, int((time.time() - options.older_than) * 1000), staging)
     found.listing_seconds = listing_seconds
     return found
 
 
-def subtract(listing: list[ListedFile], referenced: ReferencedFiles, newest: Table, older_than_ms: int) -> OrphanPlan:
-    """The orphans of a listing, given the references read so far and the newest metadata."""
+def subtract(listing: list[ListedFile], referenced: ReferencedFiles, newest: Table, older_than_ms: int, staging_folders: list[str]) -> OrphanPlan:
+    """The orphans of a listing, given the references read so far and the newest metadata;
+    and the folders in our staging folders (`staging_folders`) that hold no file but orphans."""
     found = plan_orphans(listing, referenced, older_than_ms=older_than_ms, metadata_dir=metadata_dir(newest))
     found.snapshot_id, found.metadata_location = newest.metadata.current_snapshot_id, newest.metadata_location
     found.referenced, found.listing, found.older_than_ms = referenced, listing, older_than_ms
+    going = {f.relative for f in found.candidates}
+    occupied = {parent for f in listing if f.relative not in going and is_staged(f.relative) for parent in _parents(f.relative)}
+    found.staging_folders = [folder for folder in staging_folders if folder not in occupied]
     return found
+
+
+def _parents(relative: str) -> list[str]:
+    parts = relative.split("/")
+    return ["/".join(parts[:i]) for i in range(1, len(parts))]
 
 
 def metadata_dir(table: Table) -> str:

@@ -2,8 +2,9 @@
 
 Order matters for safety: the plan read the references, then listed the location, then
 read the references of the newest metadata; here the metadata is read once more right
-before deleting, so a commit that landed since cannot lose a file it references. Deletion
-goes in fenced batches.
+before deleting, so a commit that landed since cannot lose a file it references, and again
+before every batch of deletions (`jobs/deletion.py`). Then the empty folders a killed run of
+ours left in its staging folder go (`staging.remove_empty_folders`).
 """
 
 from __future__ import annotations
@@ -16,24 +17,28 @@ from maintenance.catalogs import load_table
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.orphans.plan import OrphanPlan, subtract
 from maintenance.jobs.outcome import COMMITTED, NOOP, JobOutcome
+from maintenance.jobs.staging import remove_empty_folders
 from maintenance.table.health import TableHealth
 from maintenance.table.paths import normalise
+from maintenance.table.references import NewestReferences
 
 log = structlog.get_logger(__name__)
 
 
 def run(ctx: JobContext, plan: OrphanPlan) -> JobOutcome:
-    newest = load_table(ctx.config, ctx.ref)
+    references = NewestReferences(lambda: load_table(ctx.config, ctx.ref), plan.referenced, plan.metadata_location)
+    newest = references.refresh()
     if normalise(newest.metadata_location) != normalise(plan.metadata_location):
-        plan.referenced.add_table(newest)
-        plan = replace(subtract(plan.listing, plan.referenced, newest, plan.older_than_ms), listing_seconds=plan.listing_seconds)
+        plan = replace(subtract(plan.listing, plan.referenced, newest, plan.older_than_ms, plan.staging_folders), listing_seconds=plan.listing_seconds)
     counters = plan.counters()
     if plan.empty:
-        return JobOutcome(NOOP, counters={**counters, "files_deleted": 0})
+        return JobOutcome(NOOP, counters=counters)
     ctx.before_deleting(newest.metadata.current_snapshot_id)
-    deleted = ctx.table.delete_files(f.location for f in plan.candidates)
-    log.info("orphan files deleted", count=deleted, bytes=plan.bytes)
-    return JobOutcome(COMMITTED, counters={**counters, "files_deleted": deleted})
+    if plan.candidates:
+        deleted = ctx.delete_files([[f.location for f in plan.candidates]], references)
+        log.info("orphan files deleted", count=deleted.files, bytes=plan.bytes)
+    folders = remove_empty_folders(newest.location(), plan.staging_folders, ctx.fence)
+    return JobOutcome(COMMITTED, counters={**counters, "staging_folders_removed": folders})
 
 
 def estimate(health: TableHealth) -> float:
