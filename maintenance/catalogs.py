@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pyiceberg.catalog import Catalog, load_catalog
 from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
+from pyiceberg.exceptions import ValidationError as MetadataValidationError
 from pyiceberg.table import Table
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -22,6 +23,7 @@ from maintenance.errors import (
     ConfigError,
     IcemaintError,
     UnknownTableError,
+    UnreadableMetadataError,
     UsageError,
     misconfigured,
 )
@@ -105,6 +107,40 @@ def load_table(config: Config, ref: TableRef) -> Table:
         raise UnknownTableError(f"unknown table '{ref}'") from None
     except (OSError, ConnectionError, SQLAlchemyError) as exc:
         raise _catalog_error(ref.catalog, exc) from exc
+    except (MetadataValidationError, ValueError) as exc:  # the metadata file is damaged: not JSON, or not table metadata
+        raise UnreadableMetadataError(f"table '{ref}': its current metadata file cannot be read ({_metadata_problem(exc)}); "
+                                      f"{_metadata_location(catalog, ref)}") from exc
+
+
+def _metadata_problem(exc: BaseException) -> str:
+    errors = getattr(exc.__cause__ if isinstance(exc, MetadataValidationError) else exc, "errors", None)
+    if callable(errors):  # pydantic: say which field, not the whole report
+        try:
+            first = errors()[0]
+            where = ".".join(str(part) for part in first.get("loc", ()))
+            return f"{where}: {first.get('msg', 'invalid')}" if where else str(first.get("msg", "invalid"))
+        except Exception:  # noqa: BLE001 - only the wording is at stake
+            pass
+    return _one_line(exc)
+
+
+def _metadata_location(catalog: Catalog, ref: TableRef) -> str:
+    """Where the damaged metadata is, where the catalog says so without parsing it (pyiceberg's
+    SQL catalog); other catalogs read or parse it themselves."""
+    from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
+
+    if not isinstance(catalog, SqlCatalog):
+        return "the catalog names the file"
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    try:
+        with Session(catalog.engine) as session:
+            location = session.scalar(select(IcebergTables.metadata_location).where(
+                IcebergTables.catalog_name == catalog.name, IcebergTables.table_namespace == ".".join(ref.namespace), IcebergTables.table_name == ref.name))
+    except SQLAlchemyError:
+        location = None
+    return f"file {location}" if location else "the catalog names the file"
 
 
 def list_tables(config: Config, *catalogs: str) -> list[TableRef]:

@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from maintenance.errors import ConfigError
+from maintenance.redact import is_secret_key, remember_secret, url_password
 
 DEFAULT_HOME = ".icemaint"
 DEFAULT_CATALOG = "local"
@@ -115,9 +116,11 @@ def load_config(explicit_path: str | None = None) -> Config:
     if path is None:
         return embedded_default()
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start} cannot be decoded)") from None
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -139,7 +142,7 @@ def embedded_default() -> Config:
 def parse_config(raw: Mapping[str, Any], *, source: str, base_dir: Path) -> Config:
     raw = _interpolate_env(raw, source)
     _reject_unknown(raw, {"home", "default_catalog", "catalogs", "state", "spark", "policies", "health", "leases", "daemon"}, source, "top level")
-    home = Path(raw["home"]).expanduser() if raw.get("home") else home_from_env()
+    home = Path(_text(raw["home"], source, "home")).expanduser() if raw.get("home") else home_from_env()
     if not home.is_absolute():
         home = (base_dir / home).resolve()
 
@@ -151,16 +154,17 @@ def parse_config(raw: Mapping[str, Any], *, source: str, base_dir: Path) -> Conf
     else:
         catalogs = {str(name): _parse_catalog(str(name), entry, source, home) for name, entry in catalogs_raw.items()}
 
-    default_catalog = str(raw.get("default_catalog") or (DEFAULT_CATALOG if DEFAULT_CATALOG in catalogs else next(iter(catalogs))))
+    default_catalog = _text(raw.get("default_catalog") or (DEFAULT_CATALOG if DEFAULT_CATALOG in catalogs else next(iter(catalogs))), source, "default_catalog")
     if default_catalog not in catalogs:
-        raise ConfigError(f"{source}: default_catalog '{default_catalog}' is not among the catalogs")
+        raise ConfigError(f"{source}: default_catalog names no configured catalog (configured: {', '.join(sorted(catalogs))})")
 
     state = raw.get("state") or {}
     if not isinstance(state, dict):
         raise ConfigError(f"{source}: 'state' must be a mapping with a 'url'")
-    state_url = str(state.get("url") or f"sqlite:///{home / 'state.db'}")
+    _reject_unknown(state, {"url"}, source, "state")
+    state_url = _url(state["url"], source, "state.url") if state.get("url") else f"sqlite:///{home / 'state.db'}"
 
-    policies = Path(raw["policies"]) if raw.get("policies") else REPO_POLICIES
+    policies = Path(_text(raw["policies"], source, "policies")) if raw.get("policies") else REPO_POLICIES
     if not policies.is_absolute():
         policies = (base_dir / policies).resolve()
 
@@ -191,27 +195,27 @@ def _parse_catalog(name: str, entry: Any, source: str, home: Path) -> CatalogCon
     where = f"{source}: catalog '{name}'"
     if not isinstance(entry, dict):
         raise ConfigError(f"{where} must be a mapping")
-    ctype = str(entry.get("type", "")).lower()
+    ctype = _text(entry.get("type", ""), source, f"catalogs.{name}.type").lower()
     if ctype not in CATALOG_TYPES:
-        raise ConfigError(f"{where}: type must be one of {', '.join(CATALOG_TYPES)} (got '{entry.get('type', '')}')")
+        raise ConfigError(f"{where}: type must be one of {', '.join(CATALOG_TYPES)}")
     if ctype in ("sql", "rest") and not entry.get("uri"):
         raise ConfigError(f"{where}: a {ctype} catalog needs a 'uri'")
-    passthrough = {str(k): _as_property(v) for k, v in entry.items() if k not in _CATALOG_OWN_KEYS}
     for key in ("properties", "spark", "pyiceberg"):
         if entry.get(key) is not None and not isinstance(entry.get(key), dict):
             raise ConfigError(f"{where}: '{key}' must be a mapping")
-    properties = {**passthrough, **{str(k): _as_property(v) for k, v in (entry.get("properties") or {}).items()}}
-    warehouse = entry.get("warehouse")
-    if warehouse and ctype == "sql" and "://" not in str(warehouse):
-        warehouse = Path(str(warehouse)).expanduser().resolve().as_uri()
+    passthrough = {str(k): _text(v, source, f"catalogs.{name}.{k}") for k, v in entry.items() if k not in _CATALOG_OWN_KEYS}
+    properties = {**passthrough, **_properties(entry.get("properties"), source, f"catalogs.{name}.properties")}
+    warehouse = _text(entry["warehouse"], source, f"catalogs.{name}.warehouse") if entry.get("warehouse") else None
+    if warehouse and ctype == "sql" and "://" not in warehouse:
+        warehouse = Path(warehouse).expanduser().resolve().as_uri()
     return CatalogConfig(
         name=name,
         type=ctype,
-        uri=str(entry["uri"]) if entry.get("uri") else None,
-        warehouse=str(warehouse) if warehouse else None,
+        uri=_url(entry["uri"], source, f"catalogs.{name}.uri") if entry.get("uri") else None,
+        warehouse=warehouse,
         properties=properties,
-        spark_properties={str(k): _as_property(v) for k, v in (entry.get("spark") or {}).items()},
-        pyiceberg_properties={str(k): _as_property(v) for k, v in (entry.get("pyiceberg") or {}).items()},
+        spark_properties=_properties(entry.get("spark"), source, f"catalogs.{name}.spark"),
+        pyiceberg_properties=_properties(entry.get("pyiceberg"), source, f"catalogs.{name}.pyiceberg"),
     )
 
 
@@ -223,10 +227,10 @@ def _parse_spark(raw: Any, source: str) -> SparkConfig:
     if not isinstance(conf, dict):
         raise ConfigError(f"{source}: 'spark.conf' must be a mapping")
     return SparkConfig(
-        master=str(raw.get("master") or "local[*]"),
+        master=_text(raw.get("master") or "local[*]", source, "spark.master"),
         jars=tuple(_string_list(raw.get("jars"), source, "spark.jars")),
         packages=tuple(_string_list(raw.get("packages"), source, "spark.packages")),
-        conf={str(k): _as_property(v) for k, v in conf.items()},
+        conf=_properties(conf, source, "spark.conf"),
     )
 
 
@@ -263,8 +267,8 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
         if key in raw:
             try:
                 values[attr] = parse_duration(raw[key])
-            except UsageError as exc:
-                raise ConfigError(f"{source}: daemon.{key}: {exc}") from None
+            except UsageError:
+                raise ConfigError(f"{source}: daemon.{key} must be a duration with a unit, such as 90s, 30m or 12h") from None
     for key, low in (("max_concurrent_jobs", 1), ("metrics_port", 0)):
         if key in raw:
             value = _number(raw[key])
@@ -272,7 +276,7 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
                 raise ConfigError(f"{source}: daemon.{key} must be an integer of at least {low}")
             values[key] = value
     if "metrics_host" in raw:
-        values["metrics_host"] = str(raw["metrics_host"])
+        values["metrics_host"] = _text(raw["metrics_host"], source, "daemon.metrics_host")
     return DaemonConfig(**values)
 
 
@@ -296,13 +300,37 @@ def _string_list(value: Any, source: str, key: str) -> list[str]:
         return [v.strip() for v in value.split(",") if v.strip()]
     if not isinstance(value, list):
         raise ConfigError(f"{source}: '{key}' must be a list of strings")
-    return [str(v) for v in value]
+    return [_text(v, source, key) for v in value]
 
 
-def _as_property(value: Any) -> str:
+def _text(value: Any, source: str, key: str) -> str:
+    """A scalar setting as text; a list or mapping where one is expected is an error that
+    names the key and never the value (it may hold a secret from the environment)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return str(value)
+    if isinstance(value, (str, int, float)):
+        return str(value)
+    raise ConfigError(f"{source}: {key} must be a string, not a {_kind(value)}")
+
+
+def _properties(raw: Any, source: str, key: str) -> dict[str, str]:
+    return {str(k): _text(v, source, f"{key}.{k}") for k, v in (raw or {}).items()}
+
+
+def _url(value: Any, source: str, key: str) -> str:
+    """A URL whose port, when it has one, is a number (said without repeating the URL)."""
+    from urllib.parse import urlsplit
+
+    text = _text(value, source, key)
+    try:
+        urlsplit(text).port
+    except ValueError:
+        raise ConfigError(f"{source}: {key} is not a valid URL: its port is not a number from 0 to 65535") from None
+    return text
+
+
+def _kind(value: Any) -> str:
+    return {dict: "mapping", list: "list"}.get(type(value), type(value).__name__)
 
 
 def _reject_unknown(raw: Mapping[str, Any], allowed: set[str], source: str, where: str) -> None:
@@ -311,21 +339,33 @@ def _reject_unknown(raw: Mapping[str, Any], allowed: set[str], source: str, wher
         raise ConfigError(f"{source}: unknown key '{unknown[0]}' at {where} (allowed: {', '.join(sorted(allowed))})")
 
 
-def _interpolate_env(value: Any, source: str) -> Any:
-    """Replace ${VAR} and ${VAR:-default} so secrets can stay in the environment."""
+def _interpolate_env(value: Any, source: str, key: str = "") -> Any:
+    """Replace ${VAR} and ${VAR:-default} so secrets can stay in the environment. Secrets are
+    remembered for redaction (`redact.remember_secret`): the value of a key named like one,
+    what a variable named like one brought in, and passwords in URLs."""
     if isinstance(value, dict):
-        return {k: _interpolate_env(v, source) for k, v in value.items()}
+        return {k: _interpolate_env(v, source, str(k)) for k, v in value.items()}
     if isinstance(value, list):
-        return [_interpolate_env(v, source) for v in value]
+        return [_interpolate_env(v, source, key) for v in value]
     if isinstance(value, str):
 
         def substitute(match: re.Match[str]) -> str:
             name, default = match.group(1), match.group(2)
             if name in os.environ:
-                return os.environ[name]
-            if default is not None:
-                return default
-            raise ConfigError(f"{source}: environment variable {name} is not set")
+                found = os.environ[name]
+            elif default is not None:
+                found = default
+            else:
+                raise ConfigError(f"{source}: environment variable {name} is not set")
+            if is_secret_key(name):
+                remember_secret(found)
+            return found
 
-        return _ENV_REF.sub(substitute, value)
+        text = _ENV_REF.sub(substitute, value)
+        if is_secret_key(key):
+            remember_secret(text)
+        password = url_password(text)
+        if password is not None:
+            remember_secret(password)
+        return text
     return value

@@ -9,9 +9,10 @@ import click
 import structlog
 
 from maintenance.catalogs import TableRef, parse_table_ref
+from maintenance.cli.entry import interrupted
 from maintenance.config import Config, home_from_env, load_config
 from maintenance.errors import EXIT_FAILED, EXIT_USAGE, IcemaintError
-from maintenance.logs import LOG_FORMATS, configure_logging, level_names
+from maintenance.logs import LOG_FORMATS, configure_logging, configure_quiet, level_names
 from maintenance.redact import redact_text
 
 log = structlog.get_logger(__name__)
@@ -50,8 +51,8 @@ def cli(ctx: click.Context, config_path: str | None, log_format: str | None, log
     is_daemon = ctx.invoked_subcommand == "daemon"
     try:
         home = app.config.home
-    except IcemaintError:
-        home = home_from_env()  # the error is reported when a command needs the config
+    except Exception:  # noqa: BLE001 - reported when a command needs the config; the log goes to the default home meanwhile
+        home = home_from_env()
     configure_logging(log_format=log_format, stderr_level=log_level or ("info" if is_daemon else "off"), log_file=home / "logs" / "icemaint.log")
 
 
@@ -67,9 +68,12 @@ _register_commands()
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; any error ends as one line on stderr and the contract's exit code."""
+    configure_quiet()
     try:
         code = cli.main(args=argv, prog_name="icemaint", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        if isinstance(exc.__cause__, KeyboardInterrupt):
+            interrupted()
         _fail("aborted", EXIT_FAILED)
     except click.ClickException as exc:
         _fail(exc.format_message(), EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
@@ -77,7 +81,7 @@ def main(argv: list[str] | None = None) -> None:
         log.error("command failed", error=str(exc), exc_info=exc.__cause__ is not None)
         _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
-        _fail("interrupted", 130)
+        interrupted()
     except Exception as exc:  # a bug: keep the trace in the log, one line on the terminal
         log.error("unexpected error", exc_info=True)
         _fail(f"unexpected {type(exc).__name__}: {redact_text(str(exc).splitlines()[0] if str(exc) else '')} (details in the log)", EXIT_FAILED)
@@ -85,5 +89,5 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"icemaint: error: {message}", err=True)
+    click.echo(f"icemaint: error: {redact_text(message)}", err=True)
     sys.exit(code)

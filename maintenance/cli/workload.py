@@ -17,6 +17,9 @@ def generate_cdc(app: AppContext, table: str, options: CdcOptions) -> CdcResult:
     return result
 
 
+MAX_ROWS = 20_000_000  # the generator models every live row in memory (a few hundred bytes each)
+
+
 def register(cli: click.Group) -> None:
     @cli.group()
     def workload() -> None:
@@ -24,7 +27,8 @@ def register(cli: click.Group) -> None:
 
     @workload.command()
     @click.argument("table")
-    @click.option("--rows", type=click.IntRange(min=1), default=10_000, show_default=True, help="Change events in all.")
+    @click.option("--rows", type=click.IntRange(min=1, max=MAX_ROWS), default=10_000, show_default=True,
+                  help=f"Change events in all (at most {MAX_ROWS:,} per call: the generator models every live row in memory; call again to extend).")
     @click.option("--commits", type=click.IntRange(min=1), default=10, show_default=True, help="Commits to spread them over.")
     @click.option("--update-ratio", type=click.FloatRange(0, 1), default=0.1, show_default=True)
     @click.option("--delete-ratio", type=click.FloatRange(0, 1), default=0.02, show_default=True)

@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlsplit
 
 import structlog
 
+from maintenance import interrupts
 from maintenance.config import CatalogConfig, Config
 from maintenance.errors import ConfigError, UsageError
 from maintenance.redact import redact_mapping
@@ -201,6 +202,7 @@ def _start(config: Config) -> SparkSession:
     for key, value in conf.items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
+    interrupts.reinstall()  # PySpark's SIGINT handler calls the JVM from inside the handler
     _local_disks_without_forks(session)
     return session
 

@@ -42,11 +42,32 @@ from typing import TYPE_CHECKING
 from pyiceberg.schema import Schema
 from pyiceberg.types import PrimitiveType, UUIDType
 
+from maintenance.errors import IcemaintError
 from maintenance.table.files import Content, PartitionKey, SnapshotFiles, TableFile
 from maintenance.table.stats import ranges_overlap
 
 if TYPE_CHECKING:
     from pyspark.sql import Column
+
+
+class DeleteOnDroppedColumnError(IcemaintError):
+    """An equality delete names a column the table's current schema no longer has: nothing
+    can apply it by the current schema (Iceberg's planner fails on it too), so no job that
+    would apply or rewrite it runs."""
+
+
+def require_equality_columns(schema: Schema, deletes: Iterable[TableFile], table: str) -> None:
+    """Every equality field of `deletes` is a column of `schema`; else one clear refusal
+    naming the table and the file (CONVERT, MERGE and COMPACT plan through this)."""
+    for delete in deletes:
+        for field_id in delete.equality_ids:
+            try:
+                schema.find_field(field_id)
+            except ValueError:
+                raise DeleteOnDroppedColumnError(
+                    f"{table}: the equality delete file {delete.path} names field id {field_id}, which is not in the table's current schema "
+                    "(the column was dropped); it cannot be applied or rewritten"
+                ) from None
 
 
 def equality_scope(delete: TableFile, data: TableFile, global_delete: bool) -> bool:

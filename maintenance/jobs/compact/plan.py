@@ -50,7 +50,7 @@ from maintenance.errors import IcemaintError, UsageError
 from maintenance.jobs.compact.options import CompactOptions
 from maintenance.jobs.file_groups.rewrite import RewritePlan
 from maintenance.jobs.spec import PlanInput
-from maintenance.table.deletes import DeleteIndex
+from maintenance.table.deletes import DeleteIndex, require_equality_columns
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
 from maintenance.table.targets import data_file_target, parquet_page_row_limit
 
@@ -110,6 +110,7 @@ def plan(inputs: PlanInput, options: CompactOptions) -> CompactPlan:
     target = options.target_file_size or data_file_target(table.properties)
     compact_plan = plan_compact(inputs.files, table.spec().spec_id, target, options, layout(table, options))
     compact_plan.page_row_limit = parquet_page_row_limit(table.properties)
+    require_equality_columns(table.schema(), compact_plan.deletes, str(inputs.ref))
     return compact_plan
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from maintenance.jobs.convert.options import DEFAULT_LOCAL_MAX_BYTES, ConvertOptions
 from maintenance.jobs.spec import PlanInput
-from maintenance.table.deletes import DeleteIndex
+from maintenance.table.deletes import DeleteIndex, require_equality_columns
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
 from maintenance.table.targets import DELETE_TARGET_DEFAULT, delete_file_target
 
@@ -103,6 +103,7 @@ class ConvertPlan:
 
 def plan(inputs: PlanInput, options: ConvertOptions) -> ConvertPlan:
     found = plan_convert(inputs.files, partitions=options.partitions, max_delete_files=options.max_delete_files)
+    require_equality_columns(inputs.table.schema(), found.deletes, str(inputs.ref))
     found.target_size = delete_file_target(inputs.table.properties)
     found.local_max_bytes = options.local_max_bytes
     return found

@@ -16,7 +16,7 @@ from typing import Any
 from maintenance.jobs.file_groups.rewrite import RewritePlan
 from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import PlanInput
-from maintenance.table.deletes import DeleteIndex
+from maintenance.table.deletes import DeleteIndex, require_equality_columns
 from maintenance.table.files import Content, SnapshotFiles, TableFile
 from maintenance.table.targets import data_file_target, parquet_page_row_limit
 
@@ -38,6 +38,7 @@ class MergePlan(RewritePlan):
 def plan(inputs: PlanInput, options: MergeOptions) -> MergePlan:
     table = inputs.table
     merge_plan = plan_merge(inputs.files, table.spec().spec_id, partitions=options.partitions, small_file_bytes=inputs.config.health.small_file_bytes)
+    require_equality_columns(table.schema(), merge_plan.deletes, str(inputs.ref))
     merge_plan.target_size = data_file_target(table.properties)
     merge_plan.page_row_limit = parquet_page_row_limit(table.properties)
     merge_plan.options = options

@@ -1,0 +1,103 @@
+"""Bad input ends in one line on stderr and the contract's exit code (2: usage or config; 1: a
+table or job failure naming the table and file), never a traceback: each case a user met."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from maintenance.catalogs import load_table
+from maintenance.config import Config
+from maintenance.jobs.runner import run_job
+from maintenance.state.store import open_state
+from maintenance.workload.shape import TableShape
+from tests.conftest import CdcFactory
+from tests.file_checks import local
+from tests.test_cli import assert_one_line_error, run_cli
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_a_config_file_that_is_not_utf8(tmp_path: Path) -> None:
+    config = tmp_path / "icemaint.yaml"
+    config.write_bytes(b"catalogs:\n  x:\n    type: sql\n    uri: sqlite:///c\xff\xfe.db\n")
+    assert_one_line_error(run_cli("--config", str(config), "plan", home=tmp_path), 2, "not UTF-8 text")
+
+
+@pytest.mark.parametrize(("text", "key"), [
+    ("home: [/var/lib/icemaint]\n", "home must be a string, not a list"),
+    ("state:\n  url: postgresql://icemaint:pw@db:port/icemaint\n", "state.url is not a valid URL: its port is not a number"),
+    ("catalogs:\n  lake:\n    type: rest\n    uri: https://catalog.example.com:8x81/api\n", "catalogs.lake.uri is not a valid URL"),
+])
+def test_a_wrongly_typed_setting_names_its_key(tmp_path: Path, text: str, key: str) -> None:
+    config = tmp_path / "icemaint.yaml"
+    config.write_text(text)
+    assert_one_line_error(run_cli("--config", str(config), "plan", home=tmp_path), 2, key)
+
+
+def test_an_impossible_workload_size_is_refused_at_once(tmp_path: Path) -> None:
+    started = time.monotonic()
+    assert_one_line_error(run_cli("workload", "cdc", "demo.t", "--rows", "1000000000000", home=tmp_path), 2, "--rows", "20000000")
+    assert time.monotonic() - started < 30
+
+
+def test_a_corrupt_current_metadata_file_names_the_table_and_the_file(spark, config: Config, cdc_table: CdcFactory, home: Path) -> None:
+    ref, _, _ = cdc_table(rows=200, commits=1)
+    metadata = local(load_table(config, ref).metadata_location)
+    metadata.write_text('{"format-version": 2, "table-uuid": "not a uuid"')
+    for command in (["health", str(ref)], ["merge", str(ref)], ["plan", str(ref)]):
+        proc = run_cli(*command, home=home)
+        assert_one_line_error(proc, 1, f"table '{ref}'", "metadata file cannot be read", str(metadata))
+
+
+def test_merge_refuses_equality_deletes_on_a_dropped_column_as_convert_does(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """The generated table's equality deletes are on `id`; once `id` is dropped, nothing can
+    apply them by the current schema. Both jobs refuse in one line naming the table and file."""
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=300, commits=2)
+    spark.sql(f"ALTER TABLE {ref.spark_name} DROP IDENTIFIER FIELDS id")
+    spark.sql(f"ALTER TABLE {ref.spark_name} DROP COLUMN id")
+    for job in ("merge", "convert", "compact"):
+        result = run_job(config, ref, job, {"min_input_files": 1} if job == "compact" else {})
+        assert result.status == "failed", (job, result)
+        assert result.error is not None and "names field id 1, which is not in the table's current schema" in result.error and str(ref) in result.error
+        assert ".parquet" in result.error
+
+
+def _interrupt_after(seconds: float, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "ICEMAINT_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "maintenance", *args], cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    time.sleep(seconds)
+    os.kill(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C reaches the foreground process
+    out, err = proc.communicate(timeout=180)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+@pytest.mark.slow
+def test_ctrl_c_at_any_moment_is_one_line_and_an_interrupted_run(tmp_path: Path) -> None:
+    """While Python imports, while Spark starts, while the job works: one line, exit 130; a
+    run that had started is recorded `interrupted` and its lease is free again."""
+    made = run_cli("workload", "cdc", "demo.orders", "--rows", "20000", "--commits", "8", "--json", home=tmp_path)
+    assert made.returncode == 0, made.stderr
+    for seconds in (0.3, 1.5, 4.0, 8.0, 12.0):
+        proc = _interrupt_after(seconds, tmp_path, "merge", "demo.orders", "--json")
+        if proc.returncode == 0:
+            continue  # the job finished before the signal came: nothing to check at this moment
+        assert proc.returncode == 130, (seconds, proc.stderr[-3000:])
+        assert proc.stderr.strip().splitlines() == ["icemaint: error: interrupted"], (seconds, proc.stderr[-3000:])
+    from maintenance.config import parse_config
+
+    state = open_state(parse_config({"home": str(tmp_path)}, source="test", base_dir=tmp_path))
+    runs = state.runs.list(table="local.demo.orders")
+    assert runs and all(r.status in ("interrupted", "committed", "noop") for r in runs), [(r.status, r.error) for r in runs]
+    assert any(r.status == "interrupted" and r.error and "interrupted" in r.error for r in runs)
+    lease = state.leases.get("local.demo.orders")
+    assert lease is not None and not lease.held
+    assert json.loads(run_cli("leases", "--json", home=tmp_path).stdout)[0]["held"] is False

@@ -1,0 +1,140 @@
+"""No secret in any output, ever: secrets planted through `${VAR}` in every config field that
+can hold one, then every output and log file of failing and succeeding runs searched for them.
+
+Failing runs: a wrongly typed key in every section of the config (some of them holding a
+secret themselves), each run as a user would (`icemaint --config ... plan`): exit 2, one
+line on stderr naming the key, and no secret anywhere. Succeeding runs: a table written,
+its health, a plan, a verified job and a dry run, with logging at debug on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import new_state_url
+from tests.test_cli import assert_one_line_error
+
+REPO = Path(__file__).resolve().parents[1]
+SECRETS = {name: f"Sekr1t-{name}-{uuid.uuid4().hex[:12]}" for name in ("CATCRED", "CAT_TOKEN", "S3SECRET", "S3KEYID", "SPARKPW", "PYTOKEN", "STATEPW", "S3A_SECRET", "CATPW")}
+
+
+@pytest.fixture(scope="module")
+def state_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL state database (trust authentication: the planted password is sent and ignored)."""
+    for url in new_state_url("postgresql", tmp_path_factory.mktemp("state")):
+        yield url.replace("postgres@", "postgres:${STATEPW}@", 1)
+
+
+def secret_config(home: Path, state_url: str) -> dict:  # type: ignore[type-arg]
+    return {
+        "home": str(home),
+        "catalogs": {
+            "local": {
+                "type": "sql",
+                "uri": f"sqlite:///{home / 'catalog.db'}",
+                "warehouse": str(home / "warehouse"),
+                "credential": "${CATCRED}",
+                "token": "${CAT_TOKEN}",
+                "properties": {"s3.secret-access-key": "${S3SECRET}", "s3.access-key-id": "${S3KEYID}"},
+                "spark": {"rest.auth.basic.password": "${SPARKPW}"},
+                "pyiceberg": {"oauth2-server-token": "${PYTOKEN}"},
+            }
+        },
+        "state": {"url": state_url},
+        "spark": {"master": "local[2]", "conf": {"spark.hadoop.fs.s3a.secret.key": "${S3A_SECRET}"}},
+        "leases": {"ttl_seconds": 30},
+    }
+
+
+def run(config_path: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **SECRETS, "ICEMAINT_HOME": str(home)}
+    env.pop("ICEMAINT_CONFIG", None)
+    return subprocess.run([sys.executable, "-m", "maintenance", "--config", str(config_path), *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def assert_no_secret(proc: subprocess.CompletedProcess[str], home: Path) -> None:
+    texts = {"stdout": proc.stdout, "stderr": proc.stderr}
+    for log in (home / "logs").glob("*"):
+        texts[str(log)] = log.read_text(errors="replace")
+    for where, text in texts.items():
+        for name, value in SECRETS.items():
+            assert value not in text, f"the secret {name} appears in {where}"
+
+
+# Each replaces one key of the valid config with a wrongly typed value; the error must name the key.
+WRONG = [
+    ("home", ["home"], ["/var/lib/icemaint"]),
+    ("policies", ["policies"], ["/etc/icemaint"]),
+    ("default_catalog", ["default_catalog"], ["local"]),
+    ("catalogs.local.type", ["catalogs", "local", "type"], ["sql"]),
+    ("catalogs.local.warehouse", ["catalogs", "local", "warehouse"], {"path": "${S3SECRET}"}),
+    ("catalogs.local.properties.s3.region", ["catalogs", "local", "properties", "s3.region"], ["${S3KEYID}"]),
+    ("catalogs.local.credential", ["catalogs", "local", "credential"], ["${CATCRED}"]),
+    ("catalogs.local.uri", ["catalogs", "local", "uri"], "postgresql://u:${CATPW}@db:54x2/cat"),
+    ("state.url", ["state", "url"], ["${STATEPW}"]),
+    ("state.url", ["state", "url"], "postgresql+psycopg://postgres:${STATEPW}@127.0.0.1:port/test"),
+    ("spark.master", ["spark", "master"], ["local"]),
+    ("spark.conf.spark.hadoop.fs.s3a.secret.key", ["spark", "conf", "spark.hadoop.fs.s3a.secret.key"], ["${S3A_SECRET}"]),
+    ("health.small_file_bytes", ["health", "small_file_bytes"], "${S3SECRET}"),
+    ("leases.ttl_seconds", ["leases", "ttl_seconds"], "${CATCRED}"),
+    ("daemon.interval", ["daemon", "interval"], "${CATPW}"),
+    ("daemon.metrics_port", ["daemon", "metrics_port"], "${CAT_TOKEN}"),
+    ("daemon.metrics_host", ["daemon", "metrics_host"], ["${PYTOKEN}"]),
+]
+
+
+@pytest.mark.parametrize(("key", "path", "value"), WRONG, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(WRONG)])
+def test_a_wrongly_typed_key_is_one_line_naming_it_and_no_secret(tmp_path: Path, state_url: str, key: str, path: list[str], value: object) -> None:
+    raw = secret_config(tmp_path, state_url)
+    raw.setdefault("daemon", {})
+    raw.setdefault("health", {})
+    node = raw
+    for part in path[:-1]:
+        node = node[part]
+    node[path[-1]] = value
+    config_path = tmp_path / "icemaint.yaml"
+    config_path.write_text(yaml.safe_dump(raw))
+    for command in (["plan"], ["health", "demo.orders"]):
+        proc = run(config_path, tmp_path, *command)
+        assert_one_line_error(proc, 2, key)
+        assert_no_secret(proc, tmp_path)
+
+
+def test_runs_that_succeed_and_fail_print_and_log_no_secret(tmp_path: Path, state_url: str) -> None:
+    config_path = tmp_path / "icemaint.yaml"
+    config_path.write_text(yaml.safe_dump(secret_config(tmp_path, state_url)))
+    debug = ["--log-level", "debug", "--log-format", "console"]
+    succeeding = [
+        ["workload", "cdc", "demo.orders", "--rows", "400", "--commits", "3", "--json"],
+        ["health", "demo.orders", "--json"],
+        ["plan", "--json"],
+        [*debug, "expire", "demo.orders", "--older-than", "0s", "--retain-last", "1", "--json"],
+        [*debug, "orphans", "demo.orders", "--dry-run", "--json"],
+        [*debug, "merge", "demo.orders", "--partition", "region=nowhere", "--json"],
+        ["runs", "--json"],
+        ["leases"],
+    ]
+    for command in succeeding:
+        proc = run(config_path, tmp_path, *command)
+        assert proc.returncode == 0, (command, proc.stderr[-2000:])
+        assert_no_secret(proc, tmp_path)
+    failing = [
+        [*debug, "merge", "demo.missing"],
+        ["health", "demo.missing"],
+        [*debug, "verify", "demo.orders", "--snapshot", "1"],
+    ]
+    for command in failing:
+        proc = run(config_path, tmp_path, *command)
+        assert proc.returncode in (1, 2), (command, proc.stderr[-2000:])
+        assert_no_secret(proc, tmp_path)
+    spark_log = tmp_path / "logs" / "spark.log"
+    assert spark_log.exists() and spark_log.stat().st_size > 0  # the JVM's log was searched too
