@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 COMMON_HELP = {
     "dry_run": "Plan and report; change nothing.",
-    "verify": "Stage the change, compare its content fingerprint with its parent's, publish only if equal.",
+    "verify": "Stage the change, verify it (the content of the files it can affect; MANIFESTS: the live entries; EXPIRE and ORPHANS: "
+              "every file a retained snapshot needs), publish only then. On by default; --no-verify commits directly.",
     "as_json": "Print JSON (the README's CLI reference lists the fields).",
 }
 
@@ -72,7 +73,7 @@ def job_command(spec: JobSpec) -> click.Command:
     params: list[click.Parameter] = [
         click.Argument(["table"]),
         click.Option(["--dry-run", "dry_run"], is_flag=True, help=COMMON_HELP["dry_run"]),
-        click.Option(["--verify", "verify"], is_flag=True, help=COMMON_HELP["verify"]),
+        click.Option(["--verify/--no-verify", "verify"], default=True, show_default=True, help=COMMON_HELP["verify"]),
         click.Option(["--json", "as_json"], is_flag=True, help=COMMON_HELP["as_json"]),
         *(_flag(o) for o in own),
     ]

@@ -1,28 +1,37 @@
-"""What a job's run gets: its table behind the fence, Spark, the table's metadata, progress,
-and the one way to make a change current (`publish`: staged and verified when the run
-verifies)."""
+"""What a job's run gets, and the one owner of everything the run does to its table.
+
+A job makes every effect through its context: `publish` a change (staged, verified, then
+made current when the run verifies), `delete_files` (fenced in time, then the references
+checked when the run verifies), `commit_metadata` (a change that makes no snapshot). The
+context records what was done and how it was verified (`verification`, `deleted`); the
+runner keeps only the lease, the run record and the outcome (`jobs/runner.py`).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 import structlog
 
 from maintenance import faults
-from maintenance.catalogs import TableRef
+from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.jobs.deletion import Deleted, FencedDeleter, References
-from maintenance.jobs.publish import Change, Publisher
+from maintenance.jobs.publish import Change, ContentChangedError, Publisher, Verification
 from maintenance.jobs.spec import PlanInput, Progress, no_progress
 from maintenance.jobs.staging import staging_folder
+from maintenance.jobs.verification import Verifier
 from maintenance.lease.fence import Fence
 from maintenance.spark.fenced_table import FencedTable
-from maintenance.spark.fingerprint import Fingerprint, content_fingerprint
-from maintenance.spark.jvm import load_java_table
+from maintenance.spark.jvm import JavaObject, load_java_table
 from maintenance.spark.session import get_spark
+from maintenance.table.change_scope import entries_digest
+from maintenance.table.files import snapshot_files
+from maintenance.table.references import missing_files
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -40,9 +49,12 @@ class JobContext:
     dry_run: bool = False
     verify: bool = False
     progress: Progress = no_progress
-    metadata: PlanInput | None = None  # the table as the runner loaded and planned it
-    deletion_baseline: Fingerprint | None = field(default=None, repr=False)  # EXPIRE/ORPHANS: before deleting
     deleted: Deleted | None = None  # what `delete_files` did, also when it was stopped
+
+    @cached_property
+    def metadata(self) -> PlanInput:
+        """The table as the run first loaded it (pyiceberg): what it plans on."""
+        return PlanInput(self.ref, load_table(self.config, self.ref), self.config, int(time.time() * 1000))
 
     @cached_property
     def spark(self) -> SparkSession:
@@ -53,21 +65,27 @@ class JobContext:
 
     @cached_property
     def table(self) -> FencedTable:
-        """The Iceberg table; every commit and deletion through it passes the fence."""
+        """The Iceberg table; every commit through it passes the fence."""
         return FencedTable(self.spark, load_java_table(self.spark, self.ref), self.fence)
 
     @cached_property
-    def publisher(self) -> Publisher:
-        return Publisher(self.table, verify=self.verify, fingerprint=self.fingerprint, progress=self.progress)
+    def verification(self) -> Verification:
+        """How the run's effects were verified, and what that read (the run's record)."""
+        return Verification()
 
-    def fingerprint(self, snapshot_id: int | None) -> Fingerprint:
-        return content_fingerprint(self.spark, self.ref, snapshot_id)
+    @cached_property
+    def publisher(self) -> Publisher:
+        verifier = Verifier(self.config, self.ref, lambda: self.spark, self._refreshed_table)
+        return Publisher(self.table, verify=self.verify, verifier=verifier.verify, verification=self.verification, progress=self.progress)
+
+    def _refreshed_table(self) -> JavaObject:
+        self.table.java.refresh()  # the catalog's table shares the fenced one's operations
+        return self.table.real
 
     @cached_property
     def staging_dir(self) -> str:
         """Where this run's own Spark output goes before it is published: under the table's
         data folder, named after the job and the run, so orphan cleanup knows whose it is."""
-        assert self.metadata is not None
         return staging_folder(self.metadata.table.location(), self.job, self.run_id)
 
     def publish(self, change: Change) -> int:
@@ -81,21 +99,41 @@ class JobContext:
         faults.point("published")
         return published
 
+    def commit_metadata(self, change: Callable[[JavaObject], JavaObject], what: str) -> None:
+        """Commit a change of the metadata that makes no snapshot (EXPIRE removing snapshots)."""
+        self.table.commit_metadata(change, what)
+
     def delete_files(self, phases: Sequence[Sequence[str]], references: References) -> Deleted:
         """Delete files, phase after phase, under the fence (`jobs/deletion.py`): the table is
         claimed first, each file is deleted only while the lease is proven, each batch only
         after `references` (the newest metadata) has been read again. What was deleted stays
-        in `deleted` whatever stops it, so every outcome reports it."""
+        in `deleted` whatever stops it, so every outcome reports it.
+
+        When the run verifies, every file a retained snapshot needs must exist afterwards
+        (one listing of the location and the retained snapshots' manifests; no data file is
+        read), and the snapshot current before deleting must read the same live entries."""
         self.table.claim()
+        current = load_table(self.config, self.ref)
+        snapshot_id = current.metadata.current_snapshot_id
+        before = entries_digest(snapshot_files(current, snapshot_id)) if self.verify and snapshot_id is not None else None
         total = sum(map(len, phases))
         deleter = FencedDeleter(self.fence, references,
                                 progress=lambda deleted: self.progress("deleting", files_deleted=deleted, files_to_delete=total))
         self.deleted = deleter.done
-        return deleter.delete(phases)
+        done = deleter.delete(phases)
+        if before is not None:
+            self._verify_references(snapshot_id, before)  # type: ignore[arg-type]
+        return done
 
-    def before_deleting(self, current_snapshot_id: int | None) -> None:
-        """Jobs that delete files without making a snapshot (EXPIRE, ORPHANS) call this before
-        their first deletion: with verification on, the current snapshot is fingerprinted, to
-        be read again by the same id once they are done."""
-        if self.verify and self.deletion_baseline is None and current_snapshot_id is not None:
-            self.deletion_baseline = self.fingerprint(current_snapshot_id)
+    def _verify_references(self, snapshot_id: int, before: str) -> None:
+        """Files first: a missing file is named, not met as a read error."""
+        table = load_table(self.config, self.ref)
+        missing = missing_files(table)
+        self.verification.fingerprint_before = before
+        if missing:
+            self.verification.verified = False
+            raise ContentChangedError(f"content changed: {len(missing)} files a retained snapshot needs are missing (first: {missing[0]})")
+        self.verification.fingerprint_after = entries_digest(snapshot_files(table, snapshot_id, cached=False))
+        self.verification.verified = self.verification.fingerprint_after == before
+        if not self.verification.verified:
+            raise ContentChangedError(f"content changed: snapshot {snapshot_id} no longer reads the live entries it read before deleting")

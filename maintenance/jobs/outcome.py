@@ -44,6 +44,7 @@ class JobResult:
     fingerprint_before: str | None = None
     fingerprint_after: str | None = None
     content_verified: bool | None = None
+    verify_counters: Counters = field(default_factory=dict)  # what verification read (`verify_data_files`, ...)
 
     @property
     def ok(self) -> bool:
@@ -64,5 +65,6 @@ class JobResult:
         if self.error is not None:
             out["error"] = self.error
         if self.content_verified is not None:
-            out.update(fingerprint_before=self.fingerprint_before, fingerprint_after=self.fingerprint_after, content_verified=self.content_verified)
+            out.update(fingerprint_before=self.fingerprint_before, fingerprint_after=self.fingerprint_after, content_verified=self.content_verified,
+                       **self.verify_counters)
         return out

@@ -3,9 +3,11 @@
 With verification on, a change never becomes current unverified:
 1. **Stage.** The change's Iceberg operation is committed with `stageOnly()` through the
    fence: the new snapshot is added to the metadata, no branch moves, readers see nothing.
-2. **Verify.** The staged snapshot's content fingerprint is compared with its parent's,
-   both read by time travel. The parent is the table as it was when the change was staged,
-   so a writer committing meanwhile changes neither side.
+2. **Verify.** The staged snapshot is compared with its parent as the change's proof says
+   (`jobs/verification.py`): the content fingerprint of exactly the data files the change
+   can affect, or, for a rewrite of manifests, the live entries. The parent is the table
+   as it was when the change was staged, so a writer committing meanwhile changes neither
+   side.
 3. **Publish.** If the table's current snapshot is still the parent, main is fast-forwarded
    to the staged snapshot (`cherrypick`, which re-checks that on every commit attempt).
    Otherwise the same change is built again and committed on the newest state, with the
@@ -34,13 +36,13 @@ import structlog
 from maintenance import faults
 from maintenance.errors import IcemaintError
 from maintenance.jobs.spec import Progress, no_progress
+from maintenance.jobs.verification import ROWS, Evidence
 from maintenance.spark.fenced_table import FencedTable, Staged
-from maintenance.spark.fingerprint import Fingerprint
 from maintenance.spark.jvm import JavaObject
 
 log = structlog.get_logger(__name__)
 
-Fingerprinter = Callable[[int], Fingerprint]
+Verify = Callable[[str, int, int], Evidence]  # (proof, parent id, staged id): `verification.Verifier.verify`
 
 
 class ContentChangedError(IcemaintError):
@@ -56,6 +58,7 @@ class Change:
     build: Callable[[JavaObject], JavaObject] | None = None  # table -> a new, uncommitted snapshot-producing operation
     validate: Callable[[JavaObject], None] | None = None  # run on every commit attempt's base metadata
     perform: Callable[[JavaObject], None] | None = None  # table -> None, having committed one snapshot through it
+    proof: str = ROWS  # how its staged snapshot is verified (`jobs/verification.py`)
 
 
 def _commit(table: FencedTable, change: Change) -> int:
@@ -74,24 +77,40 @@ def _stage(table: FencedTable, change: Change) -> Staged:
 
 @dataclass
 class Verification:
-    """What the fingerprints said across every change a run published."""
+    """What verification said across every change a run published, and what it read."""
 
     fingerprint_before: str | None = None  # of the first change's parent
     fingerprint_after: str | None = None  # of the last staged snapshot
     verified: bool | None = None
     staged: list[int] = field(default_factory=list)
+    data_files: int = 0  # data files read to verify, both sides of every change
+    bytes: int = 0
+    table_bytes: int = 0  # the data bytes of both snapshots of every change
+
+    def add(self, evidence: Evidence) -> None:
+        if self.fingerprint_before is None:
+            self.fingerprint_before = evidence.before.fingerprint
+        self.fingerprint_after = evidence.after.fingerprint
+        self.data_files += evidence.data_files
+        self.bytes += evidence.bytes
+        self.table_bytes += evidence.table_bytes
+
+    def counters(self) -> dict[str, float | int]:
+        """What it read: the data files, their bytes, and their share of the table's (both sides)."""
+        share = round(self.bytes / self.table_bytes, 4) if self.table_bytes else 0.0
+        return {"verify_data_files": self.data_files, "verify_bytes": self.bytes, "verify_share": share}
 
 
 class Publisher:
     """Publishes a run's changes through its fenced table; verifies them when asked."""
 
-    def __init__(self, table: FencedTable, *, verify: bool, fingerprint: Fingerprinter, progress: Progress = no_progress) -> None:
+    def __init__(self, table: FencedTable, *, verify: bool, verifier: Verify, verification: Verification | None = None,
+                 progress: Progress = no_progress) -> None:
         self.table = table
         self.verify = verify
-        self.fingerprint = fingerprint
+        self.verifier = verifier
         self.progress = progress
-        self.verification = Verification()
-        self._fingerprints: dict[int, Fingerprint] = {}
+        self.verification = verification if verification is not None else Verification()
 
     def publish(self, change: Change) -> int:
         """Make the change current; returns the snapshot id readers now see."""
@@ -101,25 +120,20 @@ class Publisher:
         faults.point("staged")
         self.verification.staged.append(staged.snapshot_id)
         self.progress("staged")
-        before, after = self._fingerprint_of(staged.parent_id), self._fingerprint_of(staged.snapshot_id)
-        if self.verification.fingerprint_before is None:
-            self.verification.fingerprint_before = before.fingerprint
-        self.verification.fingerprint_after = after.fingerprint
-        if not before.same_content(after):
+        evidence = self.verifier(change.proof, staged.parent_id, staged.snapshot_id)
+        self.verification.add(evidence)
+        if not evidence.same:
             self.verification.verified = False
-            log.error("staged change does not keep the content; not published", staged=staged.snapshot_id, before=before.to_json(), after=after.to_json())
+            log.error("staged change does not keep the content; not published", staged=staged.snapshot_id, proof=change.proof,
+                      before=evidence.before.to_json(), after=evidence.after.to_json())
+            what = "entries" if change.proof != ROWS else "rows"
             raise ContentChangedError(
-                f"content changed: {before.rows} rows/{before.fingerprint} before, {after.rows} rows/{after.fingerprint} in the staged "
-                f"snapshot {staged.snapshot_id}; nothing was published"
+                f"content changed: {evidence.before.rows} {what}/{evidence.before.fingerprint} before, {evidence.after.rows} {what}/"
+                f"{evidence.after.fingerprint} in the staged snapshot {staged.snapshot_id}; nothing was published"
             )
         self.verification.verified = self.verification.verified is not False
-        self.progress("verified")
+        self.progress("verified", verify_data_files=evidence.data_files)
         return self._make_current(change, staged)
-
-    def _fingerprint_of(self, snapshot_id: int) -> Fingerprint:
-        if snapshot_id not in self._fingerprints:
-            self._fingerprints[snapshot_id] = self.fingerprint(snapshot_id)
-        return self._fingerprints[snapshot_id]
 
     def _make_current(self, change: Change, staged: Staged) -> int:
         if self.table.fast_forward(staged, change.what):

@@ -10,13 +10,11 @@ The steps every job shares are done here, once:
    table has not moved since (same snapshot id); otherwise the job plans again.
 5. **Dry run or nothing to do**: `noop`, with what the plan found; nothing is read
    through Spark and no fingerprint is computed.
-6. **Run**: the job's own work; its changes become current through `JobContext.publish`
-   (staged, verified, then published: see `publish`).
-7. **Verify deletions**: EXPIRE and ORPHANS make no data snapshot, so, once they report
-   the stage "files deleted", every file a retained snapshot needs must still exist and
-   the snapshot that was current before they deleted is read again by id.
-8. **Record** how it ended: `committed`, `noop`, `skipped`, `fenced` or `failed`, with the
-   counters and the error; release the lease whatever happened.
+6. **Run**: the job's own work; every effect goes through its `JobContext`, which stages,
+   verifies and publishes changes and fences and verifies deletions, and records how.
+7. **Record** how it ended: `committed`, `noop`, `skipped`, `fenced`, `failed` or
+   `interrupted`, with the counters, the verification and the error; release the lease
+   whatever happened.
 """
 
 from __future__ import annotations
@@ -48,7 +46,6 @@ from maintenance.jobs.outcome import (
 from maintenance.jobs.publish import ContentChangedError
 from maintenance.jobs.spec import (
     JobSpec,
-    PlanInput,
     PreparedPlan,
     Progress,
     no_progress,
@@ -60,7 +57,6 @@ from maintenance.spark.session import get_spark, session_settings, spark_running
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.leases import new_holder_id
 from maintenance.state.store import StateStore, open_state
-from maintenance.table.references import missing_files
 
 log = structlog.get_logger(__name__)
 Work = Callable[[JobContext], JobOutcome]
@@ -97,12 +93,11 @@ def run_job(
 
 
 def _work(ctx: JobContext, spec: JobSpec, options: Any, prepared: PreparedPlan | None, spark_settings: Mapping[str, str]) -> JobOutcome:
-    table = load_table(ctx.config, ctx.ref)
+    table = ctx.metadata.table
     refusal = spec.refusal(table.metadata.format_version, str(ctx.ref))
     if refusal is not None:
         raise JobRefusedError(refusal)
     snapshot_id = table.metadata.current_snapshot_id
-    ctx.metadata = PlanInput(ctx.ref, table, ctx.config, int(time.time() * 1000))
     if prepared is not None and prepared.snapshot_id == snapshot_id and prepared.options == options:
         plan = prepared.plan  # made while evaluating, on this very snapshot
     else:
@@ -205,9 +200,6 @@ def _run(context: JobContext, work: Work, result: JobResult) -> None:
         unknown = undocumented(result.counters, _own_counters(context.job))
         if unknown:
             log.warning("job reported counters missing from jobs/counters.py", counters=unknown)
-        if context.deletion_baseline is not None:
-            context.progress("files deleted", files_deleted=context.deleted.files if context.deleted is not None else 0)
-            _verify_deletions(context, result)
     except KeyboardInterrupt as exc:  # SIGINT, or SIGTERM on the command line (`maintenance/interrupts.py`)
         result.status, result.error = INTERRUPTED, f"interrupted ({exc.args[0] if exc.args else 'SIGINT'})"
         raise
@@ -247,38 +239,21 @@ def _own_counters(job: str) -> Mapping[str, str]:
 
 
 def _take_verification(context: JobContext, result: JobResult) -> None:
-    """The fingerprints of the changes the run staged (none when it published nothing)."""
-    if "publisher" not in context.__dict__:
+    """How the run's effects were verified (none when it published and deleted nothing)."""
+    if "verification" not in context.__dict__:
         return
-    verification = context.publisher.verification
+    verification = context.verification
     if verification.verified is not None:
         result.fingerprint_before, result.fingerprint_after = verification.fingerprint_before, verification.fingerprint_after
         result.content_verified = verification.verified
-
-
-def _verify_deletions(context: JobContext, result: JobResult) -> None:
-    """EXPIRE and ORPHANS make no data snapshot: nothing any snapshot needs may be gone, and
-    the snapshot that was current before they deleted anything must read the same afterwards.
-    Files are checked first: a missing data file makes the snapshot unreadable, and that
-    must fail the run as "content changed", naming the file, not as a Spark read error."""
-    before = context.deletion_baseline
-    assert before is not None and before.snapshot_id is not None
-    result.fingerprint_before = before.fingerprint
-    missing = missing_files(load_table(context.config, context.ref))
-    if missing:
-        result.content_verified = False
-        raise ContentChangedError(f"content changed: snapshot {before.snapshot_id}: {len(missing)} referenced files missing (first: {missing[0]})")
-    after = context.fingerprint(before.snapshot_id)
-    result.fingerprint_after = after.fingerprint
-    result.content_verified = before.same_content(after)
-    if not result.content_verified:
-        raise ContentChangedError(f"content changed: snapshot {before.snapshot_id}: {before.rows} rows/{before.fingerprint} before, {after.rows}/{after.fingerprint} after")
+        result.verify_counters = verification.counters()
 
 
 def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Config | None = None, ref: TableRef | None = None) -> None:
     counters = dict(result.counters)
     if result.content_verified is not None:
-        counters.update(fingerprint_before=result.fingerprint_before, fingerprint_after=result.fingerprint_after, content_verified=result.content_verified)
+        counters.update(fingerprint_before=result.fingerprint_before, fingerprint_after=result.fingerprint_after, content_verified=result.content_verified,
+                        **result.verify_counters)
     health = _health_at_end(config, ref) if config is not None and ref is not None else None
     try:
         state.runs.finish(result.run_id or "", result.status, snapshot_id=result.snapshot_id, counters=counters, error=result.error, lease_epoch=epoch,

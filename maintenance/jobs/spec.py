@@ -74,7 +74,6 @@ class JobSpec(Generic[OptionsT, PlanT]):
     run: Callable[[JobContext, PlanT], JobOutcome]
     estimate: Callable[[TableHealth], float]  # rough seconds, for `icemaint plan`
     formats: tuple[int, ...] = (1, 2)  # table format versions it handles; others are refused
-    publishes_snapshots: bool = True  # False: EXPIRE, ORPHANS (deletions, verified by re-reading)
     plans_from_metadata: bool = True  # False: planning touches storage (ORPHANS lists it)
     check_options: Callable[[OptionsT, bool], None] | None = None  # (options, dry_run): a UsageError if unfit
     check_table: Callable[[Table, OptionsT], None] | None = None  # (table, options): a UsageError if unfit for this table (command line)

@@ -18,18 +18,27 @@ snapshot's own schema, and then projected by field id onto the table's current s
 column added since reads NULL, a promoted column is cast to its new type, dropped and
 reordered columns follow the current schema). A schema change without a new snapshot
 therefore changes no fingerprint.
+
+`files_fingerprint` is the same sum over the rows of some data files of a snapshot only,
+each read through Iceberg's own scan task for it (planned by Iceberg on that snapshot, so
+with every delete Iceberg applies to it) in the table's current schema: what verifying a
+change needs (`table/change_scope.py` says which files, and why that is enough).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from maintenance.catalogs import TableRef
 from maintenance.spark.errors import java_errors
-from maintenance.spark.jvm import java_long, jvm, load_java_table
+from maintenance.spark.jvm import JavaObject, java_long, jvm, load_java_table
+from maintenance.spark.planned_tasks import PlannedTasks
+from maintenance.spark.raw_rows import staged_rows
+from maintenance.spark.stream_reads import table_for_file_reads
+from maintenance.table.files import TableFile
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -76,6 +85,25 @@ def content_fingerprint(spark: SparkSession, ref: TableRef, snapshot_id: int | N
         hashed = F.xxhash64(*columns).cast("decimal(38,0)")
         row = frame.agg(F.count(F.lit(1)).alias("rows"), F.sum(hashed).cast("string").alias("fingerprint")).collect()[0]
     return Fingerprint(table=str(ref), snapshot_id=snapshot_id, rows=int(row["rows"]), fingerprint=row["fingerprint"] or "0")
+
+
+def files_fingerprint(spark: SparkSession, table: JavaObject, name: str, snapshot_id: int, files: Sequence[TableFile],
+                      readable: Iterable[TableFile]) -> Fingerprint:
+    """The fingerprint of the rows of `files` (data files live in `snapshot_id`), every delete
+    Iceberg applies to them applied, in the table's current schema. `table`: the catalog's
+    Java table, refreshed to know the snapshot; `readable`: every file the reads may open
+    (data and deletes: `stream_reads.table_for_file_reads`). No file: nothing is read."""
+    from pyspark.sql import functions as F
+
+    if not files:
+        return Fingerprint(table=name, snapshot_id=snapshot_id, rows=0, fingerprint="0")
+    with java_errors(f"fingerprint {len(files)} files of {name} at snapshot {snapshot_id}"):
+        tasks = PlannedTasks(spark, table, snapshot_id, [f.path for f in files], "verification")
+        schema = json.loads(jvm(spark).org.apache.iceberg.SchemaParser.toJson(table.schema()))
+        hashed = F.xxhash64(*canonical_columns(schema, schema)).cast("decimal(38,0)")
+        with staged_rows(spark, table_for_file_reads(spark, table, readable), tasks.for_group([f.path for f in files]).java) as frame:
+            row = frame.agg(F.count(F.lit(1)).alias("rows"), F.sum(hashed).cast("string").alias("fingerprint")).collect()[0]
+    return Fingerprint(table=name, snapshot_id=snapshot_id, rows=int(row["rows"]), fingerprint=row["fingerprint"] or "0")
 
 
 def canonical_columns(read_schema: dict[str, Any], current_schema: dict[str, Any]) -> list[Column]:

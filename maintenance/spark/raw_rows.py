@@ -64,7 +64,7 @@ def raw_rows(spark: SparkSession, table: JavaObject, files: Sequence[JavaObject]
             spec_json = specs.get(spec_id) or specs.setdefault(spec_id, iceberg.PartitionSpecParser.toJson(table.specs().get(spec_id)))
             data_file = content_file
         tasks.add(iceberg.BaseFileScanTask(data_file, None, schema_json, spec_json, residual))
-    with _staged(spark, table, tasks) as frame:
+    with staged_rows(spark, table, tasks) as frame:
         yield frame
 
 
@@ -88,12 +88,15 @@ def position_delete_rows(spark: SparkSession, table: JavaObject, snapshot_id: in
         planned.close()
     if tasks.size() != len(wanted):
         raise SparkJobError(f"{len(wanted) - tasks.size()} of {len(wanted)} position delete files are not live in snapshot {snapshot_id}; nothing was committed")
-    with _staged(spark, deletes_table, tasks) as frame:
+    with staged_rows(spark, deletes_table, tasks) as frame:
         yield frame.select("file_path", "pos", "delete_file_path")
 
 
 @contextmanager
-def _staged(spark: SparkSession, table: JavaObject, tasks: JavaObject) -> Iterator[DataFrame]:
+def staged_rows(spark: SparkSession, table: JavaObject, tasks: JavaObject) -> Iterator[DataFrame]:
+    """The rows of these scan tasks (a java.util.List), read by Iceberg's reader with the
+    deletes each task carries applied, in the table's current columns. The frame can be
+    used until the block ends."""
     group_id = f"icemaint-raw-{uuid.uuid4()}"
     manager = singleton(spark, "org.apache.iceberg.spark.ScanTaskSetManager")
     manager.stageTasks(table, group_id, tasks)

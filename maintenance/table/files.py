@@ -77,6 +77,7 @@ class TableFile:
     first_row_id: int | None = None
     content_offset: int | None = None
     content_size: int | None = None
+    manifest: str = ""  # the manifest that lists it
 
     @cached_property
     def partition_key(self) -> PartitionKey:
@@ -203,8 +204,12 @@ class _Cache:
 CACHE = _Cache()
 
 
-def snapshot_files(table: Table, snapshot_id: int | None = None) -> SnapshotFiles:
-    """The live files of a snapshot (default: the current one); read once per process."""
+def snapshot_files(table: Table, snapshot_id: int | None = None, *, reuse: SnapshotFiles | None = None, cached: bool = True) -> SnapshotFiles:
+    """The live files of a snapshot (default: the current one); read once per process.
+    With `reuse` (another snapshot of the table, read before), the manifests both list are
+    not read again: manifests are immutable, so their live entries are the same (a child
+    snapshot usually shares all but the few manifests its commit wrote). `cached=False`
+    reads it from storage even if this process read it before (proving it is readable)."""
     metadata = table.metadata
     snapshot_id = metadata.current_snapshot_id if snapshot_id is None else snapshot_id
     specs = table.specs()
@@ -214,13 +219,16 @@ def snapshot_files(table: Table, snapshot_id: int | None = None) -> SnapshotFile
     if snapshot is None:
         raise UnknownSnapshotError(f"table has no snapshot {snapshot_id}")
     key = (str(metadata.table_uuid), snapshot_id)
-    cached = CACHE.get(key)
-    if cached is not None and cached.specs.keys() == specs.keys():
-        return cached
+    kept = CACHE.get(key) if cached else None
+    if kept is not None and kept.specs.keys() == specs.keys():
+        return kept
     schema = table.schema()
+    known = _files_by_manifest(reuse) if reuse is not None and reuse.table_uuid == key[0] else {}
     try:
         manifests = snapshot.manifests(table.io)
-        files = [_table_file(entry, specs, schema) for entry in live_entries(table.io, manifests)]
+        files = [f for m in manifests if m.manifest_path in known for f in known[m.manifest_path]]
+        files += [_table_file(entry, specs, schema, manifest.manifest_path)
+                  for manifest, entries in live_entries(table.io, [m for m in manifests if m.manifest_path not in known]) for entry in entries]
     except OSError as exc:
         raise UnreadableMetadataError(f"snapshot {snapshot_id} cannot be read: {_one_line(exc)}") from exc
     result = SnapshotFiles(key[0], snapshot_id, snapshot.sequence_number or 0, metadata.format_version, schema, specs, files,
@@ -234,14 +242,20 @@ def _one_line(exc: OSError) -> str:
     return str(exc).split(". Detail:")[0].splitlines()[0] if str(exc) else type(exc).__name__
 
 
-def live_entries(io: FileIO, manifests: Iterable[ManifestFile]) -> Iterator[ManifestEntry]:
-    """Every live entry (data or delete file) of the manifests, sequence numbers inherited.
-    A manifest whose counts in the manifest list say it holds only deleted entries is not
-    read (as Iceberg's planner skips it): a rewrite leaves one behind for every manifest it
-    removed files from."""
+def live_entries(io: FileIO, manifests: Iterable[ManifestFile]) -> Iterator[tuple[ManifestFile, list[ManifestEntry]]]:
+    """Every live entry (data or delete file) of the manifests, sequence numbers inherited,
+    by manifest. A manifest whose counts in the manifest list say it holds only deleted
+    entries is not read (as Iceberg's planner skips it): a rewrite leaves one behind for
+    every manifest it removed files from."""
     holding = [m for m in manifests if m.has_added_files() or m.has_existing_files()]
-    for entries in parallel_map(lambda m: read_manifest(io, m, discard_deleted=True), holding, lambda m: m.manifest_path):
-        yield from entries
+    yield from zip(holding, parallel_map(lambda m: read_manifest(io, m, discard_deleted=True), holding, lambda m: m.manifest_path))
+
+
+def _files_by_manifest(files: SnapshotFiles) -> dict[str, list[TableFile]]:
+    by_manifest: dict[str, list[TableFile]] = {m.path: [] for m in files.manifests}
+    for f in files.files:
+        by_manifest.setdefault(f.manifest, []).append(f)
+    return by_manifest
 
 
 def read_manifest(io: FileIO, manifest: ManifestFile, *, discard_deleted: bool) -> list[ManifestEntry]:
@@ -267,7 +281,7 @@ def _manifest_info(manifest: ManifestFile) -> ManifestInfo:
     )
 
 
-def _table_file(entry: ManifestEntry, specs: dict[int, PartitionSpec], schema: Schema) -> TableFile:
+def _table_file(entry: ManifestEntry, specs: dict[int, PartitionSpec], schema: Schema, manifest: str) -> TableFile:
     f = entry.data_file
     spec = specs[f.spec_id]
     partitioned = bool(spec.fields)
@@ -300,6 +314,7 @@ def _table_file(entry: ManifestEntry, specs: dict[int, PartitionSpec], schema: S
         first_row_id=extra[0],
         content_offset=extra[2],
         content_size=extra[3],
+        manifest=manifest,
     )
 
 

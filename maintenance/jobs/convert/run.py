@@ -23,7 +23,6 @@ log = structlog.get_logger(__name__)
 
 
 def run(ctx: JobContext, plan: ConvertPlan) -> JobOutcome:
-    assert ctx.metadata is not None
     table = ctx.metadata.table
     schema = table.schema()
     for field_ids in {d.equality_ids for d in plan.deletes}:
@@ -82,7 +81,6 @@ def _scan(ctx: JobContext, plan: ConvertPlan, java_targets: Mapping[str, JavaObj
           pairs: set[tuple[str, str]] | None, *, collect: bool) -> ScanResult:
     """The positions, found in the driver when the conversion is small enough and the driver
     reads every file of it (`local_scan`), else by a Spark job (`scan`)."""
-    assert ctx.metadata is not None
     table = ctx.metadata.table
     schema = table.schema()
     size = local_bytes(plan)

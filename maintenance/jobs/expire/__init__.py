@@ -13,6 +13,5 @@ SPEC = JobSpec(
     run=run.run,
     estimate=run.estimate,
     formats=(1, 2, 3),
-    publishes_snapshots=False,
     counters={"snapshots_left_behind": "snapshots an earlier, interrupted expiry removed without deleting all their files; their files are deleted now"},
 )

@@ -35,10 +35,8 @@ PLAN_ATTEMPTS = 3
 
 
 def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
-    assert ctx.metadata is not None
     before = ctx.metadata.table
     left = plan.left_behind  # found from older metadata versions: replanning on newer ones keeps it
-    ctx.before_deleting(before.metadata.current_snapshot_id)
     for attempt in range(1, PLAN_ATTEMPTS + 1):
         if attempt > 1:
             before = load_table(ctx.config, ctx.ref)
@@ -47,7 +45,7 @@ def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
             ctx.table.claim()  # nothing to remove from the metadata: claim first, so the cleanup counts the claim's version
             break
         try:
-            ctx.table.commit_metadata(lambda base, plan=plan: _without_expired(ctx, base, plan), "expire snapshots")
+            ctx.commit_metadata(lambda base, plan=plan: _without_expired(ctx, base, plan), "expire snapshots")
             break
         except ConflictError as exc:
             if attempt == PLAN_ATTEMPTS:

@@ -60,7 +60,6 @@ class RewritePlan:
 def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | None = None) -> JobOutcome:
     """Rewrite the plan's targets (`ordering`: rows sorted within what each group writes;
     None: bin-packed); `what` ("MERGE", "COMPACT") names the work in errors and logs."""
-    assert ctx.metadata is not None
     files = ctx.metadata.files
     fenced = ctx.table
     fractions = live_fraction(files, plan.deletes, plan.targets)

@@ -4,7 +4,8 @@ The action reads the spec's live manifest entries with Spark, sorts them by part
 writes manifests of about the target size and commits one `RewriteManifests` (data and
 delete manifests) on the table it is given: the fenced table, so the fence sees every
 commit attempt, and with verification on it stages that commit (`FencedTable.stage_performed`)
-for the fingerprint check before it becomes current. Iceberg checks that the new manifests
+for verification before it becomes current: the live entries of the parent and of the
+staged snapshot must be the same multiset (`jobs/verification.py`; no data file is read). Iceberg checks that the new manifests
 hold exactly the live files the replaced ones held, and fails the commit if a replaced
 manifest left the table meanwhile (e.g. a writer's manifest merge): nothing lands, and a
 rerun plans again.
@@ -17,6 +18,7 @@ from maintenance.jobs.context import JobContext
 from maintenance.jobs.manifests.plan import ManifestsPlan
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.publish import Change
+from maintenance.jobs.verification import ENTRIES
 from maintenance.spark.jvm import JavaObject, jvm
 from maintenance.table.health import TableHealth
 
@@ -41,7 +43,7 @@ def run(ctx: JobContext, plan: ManifestsPlan) -> JobOutcome:
             done["manifests_rewritten"] += rewritten
             done["manifests_added"] += added
 
-        snapshot_id = ctx.publish(Change("MANIFESTS", perform=rewrite))
+        snapshot_id = ctx.publish(Change("MANIFESTS", perform=rewrite, proof=ENTRIES))
     return JobOutcome(COMMITTED, snapshot_id=snapshot_id, counters={**plan.counters(), **done, "snapshots_published": len(plan.specs)})
 
 

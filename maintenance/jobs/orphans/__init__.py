@@ -12,7 +12,6 @@ SPEC = JobSpec(
     run=run.run,
     estimate=run.estimate,
     formats=(1, 2, 3),
-    publishes_snapshots=False,
     plans_from_metadata=False,
     check_options=check_margin,
     counters={

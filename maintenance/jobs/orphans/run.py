@@ -33,7 +33,6 @@ def run(ctx: JobContext, plan: OrphanPlan) -> JobOutcome:
     counters = plan.counters()
     if plan.empty:
         return JobOutcome(NOOP, counters=counters)
-    ctx.before_deleting(newest.metadata.current_snapshot_id)
     if plan.candidates:
         deleted = ctx.delete_files([[f.location for f in plan.candidates]], references)
         log.info("orphan files deleted", count=deleted.files, bytes=plan.bytes)

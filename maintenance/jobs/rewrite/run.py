@@ -35,7 +35,6 @@ POSITION_BYTES = 48  # a (path, position) entry as Spark handles it
 
 
 def run(ctx: JobContext, plan: RewritePlan) -> JobOutcome:
-    assert ctx.metadata is not None
     if plan.to_deletion_vectors:
         return to_deletion_vectors(ctx, plan)
     records_read, records_live, records_kept, written = _combine(ctx, plan, ctx.staging_dir)
@@ -64,7 +63,6 @@ def to_deletion_vectors(ctx: JobContext, plan: RewritePlan) -> JobOutcome:
     and the dangling DVs out, in one commit. Entries are read on the driver, each file once
     (`jobs.deletion_vectors`): v2 files in a v3 table are what was left from before an
     upgrade, not a stream."""
-    assert ctx.metadata is not None
     spark, table = ctx.spark, ctx.table.java
     java_files = JavaFiles(spark, table, plan.snapshot_id)
     removed = [*plan.deletes, *plan.dangling_dvs]

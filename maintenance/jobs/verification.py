@@ -1,0 +1,79 @@
+"""Verifying a staged change at the cost of the change, not of the table.
+
+Each change says how it is proved (`Change.proof`):
+- **rows** (CONVERT, REWRITE, MERGE, COMPACT): the content fingerprint of the files the
+  change can affect, in the parent and in the staged snapshot (`table/change_scope.py`
+  says which, and proves that comparing them is comparing the whole table), each read
+  through Iceberg's scan tasks with every delete applied (`spark.fingerprint`);
+- **entries** (MANIFESTS): no row can move when only manifests are rewritten, so the
+  multiset of live entries must be the same (`change_scope.entries_digest`); no data
+  file is read.
+EXPIRE and ORPHANS change no snapshot: after they delete, every file a retained snapshot
+needs must still exist (`JobContext.delete_files`); no data file is read either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from maintenance.catalogs import TableRef, load_table
+from maintenance.config import Config
+from maintenance.spark.fingerprint import Fingerprint, files_fingerprint
+from maintenance.spark.jvm import JavaObject
+from maintenance.table.change_scope import change_scope, entries_digest
+from maintenance.table.files import SnapshotFiles, snapshot_files
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+ROWS, ENTRIES = "rows", "entries"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one verification compared, and what it read to do so."""
+
+    before: Fingerprint  # of the parent
+    after: Fingerprint  # of the staged snapshot
+    data_files: int = 0  # data files read, both sides
+    bytes: int = 0  # their bytes
+    table_bytes: int = 0  # the data bytes of both snapshots
+
+    @property
+    def same(self) -> bool:
+        return self.before.same_content(self.after)
+
+
+class Verifier:
+    """Compares a staged snapshot with its parent, as its change's proof says."""
+
+    def __init__(self, config: Config, ref: TableRef, spark: Callable[[], SparkSession], java_table: Callable[[], JavaObject]) -> None:
+        self.config = config
+        self.ref = ref
+        self.spark = spark  # started only when rows must be read
+        self.java_table = java_table  # the catalog's table, refreshed to know the staged snapshot
+
+    def verify(self, proof: str, parent_id: int, staged_id: int) -> Evidence:
+        before, after = self._files(parent_id, staged_id)
+        if proof == ENTRIES:
+            return Evidence(Fingerprint(str(self.ref), parent_id, len(before.files), entries_digest(before)),
+                            Fingerprint(str(self.ref), staged_id, len(after.files), entries_digest(after)))
+        scope = change_scope(before, after)
+        spark, table = self.spark(), self.java_table()
+        name = str(self.ref)
+        return Evidence(
+            files_fingerprint(spark, table, name, parent_id, scope.before, before.files),
+            files_fingerprint(spark, table, name, staged_id, scope.after, after.files),
+            data_files=scope.data_files,
+            bytes=scope.bytes,
+            table_bytes=scope.table_bytes,
+        )
+
+    def _files(self, parent_id: int, staged_id: int) -> tuple[SnapshotFiles, SnapshotFiles]:
+        """Both snapshots' live files; the staged one from the manifests it does not share
+        with its parent (those are read once, or come from the planning read)."""
+        table = load_table(self.config, self.ref)
+        before = snapshot_files(table, parent_id)
+        return before, snapshot_files(table, staged_id, reuse=before)

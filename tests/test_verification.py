@@ -1,0 +1,269 @@
+"""Verification at the cost of the change (`maintenance/jobs/verification.py`).
+
+- The scope's premise, checked against Iceberg's own planner on Spark-written tables and
+  on icemaint's own changes: for every pair of consecutive snapshots, every data file
+  outside the change's scope is live on both sides with exactly the deletes Iceberg's
+  `planFiles()` attaches to it on both sides (`table/change_scope.py` proves the rest).
+- Corrupted changes, each of which must fail verification, publish nothing and leave the
+  current snapshot what it was (the frozen rows, not icemaint's verification, judge the
+  content): a staged result missing one position; a MERGE that drops a delete file still
+  applying to a data file it did not rewrite; a rewrite of manifests that loses an entry,
+  duplicates one, or changes one's sequence number; an EXPIRE or ORPHANS that deletes a
+  file a retained snapshot needs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maintenance.catalogs import TableRef, load_table
+from maintenance.config import Config
+from maintenance.jobs.context import JobContext
+from maintenance.jobs.outcome import COMMITTED, FAILED, JobOutcome
+from maintenance.jobs.publish import Change
+from maintenance.jobs.runner import run_job, run_under_lease
+from maintenance.jobs.verification import ENTRIES
+from maintenance.spark.jvm import java_long, load_java_table
+from maintenance.table.change_scope import change_scope
+from maintenance.table.files import snapshot_files
+from maintenance.workload.shape import TableShape
+from tests.conftest import CdcFactory, fresh_ref
+from tests.file_checks import local, missing_referenced_files
+from tests.iceberg_oracle import FrozenRows, iceberg_deletes_by_data_file
+
+MOR = "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
+
+
+def assert_scope_holds_for_every_change(spark: Any, config: Config, ref: TableRef) -> int:
+    """For each snapshot and its parent: outside the change's scope, Iceberg applies the same
+    deletes to the same data files on both sides. Returns how many changes were checked."""
+    table = load_table(config, ref)
+    java = load_java_table(spark, ref)
+    checked = 0
+    for snapshot in table.metadata.snapshots:
+        if snapshot.parent_snapshot_id is None:
+            continue
+        before = snapshot_files(table, snapshot.parent_snapshot_id)
+        after = snapshot_files(table, snapshot.snapshot_id)
+        scope = change_scope(before, after)
+        in_scope = {f.path for f in (*scope.before, *scope.after)}
+        iceberg_before = iceberg_deletes_by_data_file(java, snapshot.parent_snapshot_id)
+        iceberg_after = iceberg_deletes_by_data_file(java, snapshot.snapshot_id)
+        for path in iceberg_before.keys() | iceberg_after.keys():
+            if path in in_scope:
+                continue
+            assert path in iceberg_before and path in iceberg_after, f"{path}: outside the scope but not live on both sides"
+            assert iceberg_before[path] == iceberg_after[path], f"{path}: outside the scope, but Iceberg applies other deletes after the change"
+        checked += 1
+    return checked
+
+
+@pytest.mark.parametrize("format_version", [2, 3])
+def test_outside_its_scope_a_change_leaves_every_data_file_as_iceberg_reads_it(spark, config: Config, format_version: int) -> None:
+    """Spark's own merge-on-read writes (DELETE, UPDATE, MERGE INTO: position deletes, or DVs
+    on format 3), partition evolution, then icemaint's jobs on one partition and on all."""
+    ref = fresh_ref(config)
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT, region INT, v STRING) USING iceberg PARTITIONED BY (region) "
+              f"TBLPROPERTIES ('format-version'='{format_version}', {MOR})")
+    for batch in range(4):
+        spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, CAST(id % 4 AS INT), CONCAT('v', id) FROM range({batch * 400}, {(batch + 1) * 400})")
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 7 = 0 AND region = 1")
+    spark.sql(f"UPDATE {ref.spark_name} SET v = 'updated' WHERE id % 11 = 0")
+    spark.sql(f"MERGE INTO {ref.spark_name} t USING (SELECT id, CAST(id % 4 AS INT) AS region FROM range(0, 1600, 13)) s "
+              f"ON t.id = s.id WHEN MATCHED AND t.region = 2 THEN DELETE WHEN MATCHED THEN UPDATE SET v = 'merged'")
+    spark.sql(f"ALTER TABLE {ref.spark_name} ADD PARTITION FIELD bucket(4, id)")
+    spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, CAST(id % 4 AS INT), 'late' FROM range(1600, 1800)")
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 5 = 0 AND region = 3")
+    for job, options in (("compact", {"min_input_files": 2, "partitions": ["region=0"]}), ("merge", {}), ("compact", {"min_input_files": 2})):
+        result = run_job(config, ref, job, options, verify=True)
+        assert result.status in (COMMITTED, "noop") and result.content_verified is not False, (job, result.error)
+    assert assert_scope_holds_for_every_change(spark, config, ref) >= 9
+
+
+def test_outside_its_scope_a_cdc_change_leaves_every_data_file_as_iceberg_reads_it(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """Equality deletes (partition-scoped and global) from a CDC writer, then CONVERT,
+    REWRITE and MERGE of one partition."""
+    for shape in (TableShape("identity", 3, "single"), TableShape("none", 1, "single")):
+        ref, _, _ = cdc_table(shape=shape, rows=900, commits=5, update_ratio=0.3, delete_ratio=0.05)
+        for job, options in (("rewrite", {}), ("merge", {"partitions": ["region=1"]} if shape.partitioned else {}), ("convert", {})):
+            result = run_job(config, ref, job, options, verify=True)
+            assert result.status in (COMMITTED, "noop") and result.content_verified is not False, (job, result.error)
+        assert assert_scope_holds_for_every_change(spark, config, ref) >= 5
+
+
+def test_one_partition_of_many_reads_only_that_partition(spark, config: Config, cdc_table: CdcFactory) -> None:
+    ref, _, _ = cdc_table(shape=TableShape("identity", 8, "single"), rows=4000, commits=4)
+    result = run_job(config, ref, "compact", {"min_input_files": 2, "partitions": ["region=5"]}, verify=True)
+    assert result.status == COMMITTED and result.content_verified, result.error
+    table = load_table(config, ref)
+    before = snapshot_files(table, table.current_snapshot().parent_snapshot_id)  # type: ignore[union-attr]
+    region5 = [f for f in before.data if f.partition_path == "region=5"]
+    assert result.verify_counters["verify_data_files"] == len(region5) + 1  # the partition's files, then the one COMPACT wrote
+    assert 0 < result.verify_counters["verify_share"] < 0.25
+
+
+def assert_not_published(result: Any, config: Config, ref: TableRef, before: int | None, frozen: FrozenRows) -> None:
+    assert result.status == FAILED and result.content_verified is False, (result.status, result.error)
+    assert "content changed" in (result.error or "") and "nothing was published" in (result.error or ""), result.error
+    assert load_table(config, ref).metadata.current_snapshot_id == before
+    frozen.assert_same()
+
+
+def test_a_staged_result_missing_one_position_is_not_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    import maintenance.jobs.convert.scan as scan
+
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1500, commits=4, update_ratio=0.3)
+    before = load_table(config, ref).metadata.current_snapshot_id
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    real_writer = scan.write_position_deletes
+
+    def one_position_less(entries, group, output_dir, **kwargs):  # type: ignore[no-untyped-def]
+        victim = entries.orderBy("file_path", "pos").first()
+        return real_writer(entries.filter((entries.file_path != victim.file_path) | (entries.pos != victim.pos)), group, output_dir, **kwargs)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(scan, "write_position_deletes", one_position_less)
+        result = run_job(config, ref, "convert", {"local_max_bytes": 1}, verify=True)
+    assert_not_published(result, config, ref, before, frozen)
+    assert result.verify_counters.get("verify_data_files", 1) > 0
+
+
+def test_a_merge_dropping_a_delete_that_still_applies_elsewhere_is_not_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """MERGE of region=0 also drops an equality delete of region=1, whose data files it does
+    not rewrite: the scope must take those files in, and their deleted rows come back."""
+    import maintenance.jobs.file_groups.executor as executor
+    from maintenance.spark.java_files import JavaFiles
+
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1500, commits=4, update_ratio=0.3, delete_ratio=0.1)
+    table = load_table(config, ref)
+    before = table.metadata.current_snapshot_id
+    files = snapshot_files(table)
+    other = next(d for d in files.equality_deletes if d.partition_path == "region=1")
+    extra = JavaFiles(spark, load_java_table(spark, ref), before).delete_files({other.key})[other.key]  # type: ignore[arg-type]
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    real = executor.data_file_rewrite
+
+    def dropping_one_more(spark_, snapshot_id, seq, remove_data, added, remove_deletes):  # type: ignore[no-untyped-def]
+        return real(spark_, snapshot_id, seq, remove_data, added, lambda operation: remove_deletes(operation).deleteFile(extra))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(executor, "data_file_rewrite", dropping_one_more)
+        result = run_job(config, ref, "merge", {"partitions": ["region=0"]}, verify=True)
+    assert_not_published(result, config, ref, before, frozen)
+    region1 = [f for f in files.data if f.partition_path == "region=1" and f.seq < other.seq]
+    assert result.verify_counters["verify_data_files"] >= len(region1) > 0  # the untouched partition's files were read
+
+
+def _rewrite_manifests_corrupted(spark: Any, how: str) -> Any:
+    """A `perform` for `Change`: one RewriteManifests replacing the current snapshot's data
+    manifests by one new manifest holding their live entries, corrupted as `how` says. Its
+    file counts stay right where Iceberg checks them (a lost entry is replaced by a
+    duplicate), so only a comparison of the entries can tell."""
+    def perform(table: Any, stamp: Any) -> None:
+        io, spec = table.io(), table.spec()
+        snapshot = table.currentSnapshot()
+        jvm = spark._jvm
+        manifests = [m for m in snapshot.dataManifests(io)]
+        entries = []
+        for manifest in manifests:
+            reader = jvm.org.apache.iceberg.ManifestFiles.read(manifest, io)
+            iterator = reader.entries().iterator()
+            while iterator.hasNext():
+                entry = iterator.next()
+                if entry.isLive():
+                    entries.append((entry.file().copy(), int(entry.snapshotId()), int(entry.dataSequenceNumber()), entry.fileSequenceNumber()))
+            reader.close()
+        if how == "lose-and-duplicate":
+            entries[-1] = entries[0]
+        elif how == "sequence-number":
+            data_file, snapshot_id, seq, file_seq = entries[0]
+            entries[0] = (data_file, snapshot_id, seq + 1, file_seq)
+        output = io.newOutputFile(f"{table.location()}/metadata/corrupt-{how}-{jvm.java.util.UUID.randomUUID().toString()}-m0.avro")
+        writer = jvm.org.apache.iceberg.ManifestFiles.write(2, spec, output, None)  # the commit assigns it
+        for data_file, snapshot_id, seq, file_seq in entries:
+            writer.existing(data_file, java_long(spark, snapshot_id), java_long(spark, seq), None if file_seq is None else java_long(spark, int(file_seq)))
+        writer.close()
+        rewrite = stamp(table.rewriteManifests())  # icemaint's summary keys, as every maintenance commit has
+        for manifest in manifests:
+            rewrite = rewrite.deleteManifest(manifest)
+        rewrite.addManifest(writer.toManifestFile()).commit()
+
+    return perform
+
+
+@pytest.mark.parametrize("how", ["lose-and-duplicate", "sequence-number"])
+def test_a_manifest_rewrite_that_changes_an_entry_is_not_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path, how: str) -> None:
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=800, commits=4, update_ratio=0.3)
+    before = load_table(config, ref).metadata.current_snapshot_id
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    perform = _rewrite_manifests_corrupted(spark, how)
+
+    def body(ctx: JobContext) -> JobOutcome:
+        return JobOutcome(COMMITTED, snapshot_id=ctx.publish(Change("MANIFESTS", perform=lambda table: perform(table, ctx.table.stamp), proof=ENTRIES)))
+
+    result = run_under_lease(config, ref, "manifests", body, verify=True)
+    assert result.status == FAILED and result.content_verified is False, (result.status, result.error)
+    assert "content changed" in (result.error or "") and result.fingerprint_before != result.fingerprint_after
+    assert load_table(config, ref).metadata.current_snapshot_id == before
+    frozen.assert_same()
+    assert result.verify_counters["verify_data_files"] == 0  # metadata only
+
+    honest = run_under_lease(config, ref, "manifests", lambda ctx: JobOutcome(COMMITTED, ctx.publish(
+        Change("MANIFESTS", perform=lambda table: _rewrite_manifests_corrupted(spark, "none")(table, ctx.table.stamp), proof=ENTRIES))), verify=True)
+    assert honest.status == COMMITTED and honest.content_verified, honest.error  # the same rewrite, uncorrupted, verifies
+    frozen.assert_same()
+
+
+@pytest.mark.parametrize("job", ["expire", "orphans"])
+def test_a_deletion_of_a_file_a_retained_snapshot_needs_fails_verification(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch, job: str) -> None:
+    """The job's deletions are made to take one live data file too: the run fails as content
+    changed, naming the file, and reads no data file to find out."""
+    import maintenance.jobs.context as context
+
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=600, commits=4)
+    live = next(f.path for f in snapshot_files(load_table(config, ref)).data)
+    if job == "orphans":
+        (local(load_table(config, ref).location()) / "data" / "old.parquet").write_bytes(b"orphan")
+        options: dict[str, Any] = {"older_than": 0, "force": True}
+    else:
+        options = {"max_snapshot_age": 0, "min_snapshots_to_keep": 1}
+    real = context.FencedDeleter.delete
+
+    def and_one_live(self, phases):  # type: ignore[no-untyped-def]
+        return real(self, [*phases, [live]])
+
+    monkeypatch.setattr(context.FencedDeleter, "delete", and_one_live)
+    monkeypatch.setattr(context.FencedDeleter, "_before_batch", _without_reference_check(context.FencedDeleter._before_batch))
+    result = run_job(config, ref, job, options, verify=True)
+    assert result.status == FAILED and result.content_verified is False, (result.status, result.error)
+    assert "files a retained snapshot needs are missing" in (result.error or "") and live.rsplit("/", 1)[-1] in (result.error or "")
+    assert missing_referenced_files(load_table(config, ref)) != []
+    assert result.counters["files_deleted"] >= 1
+
+
+def _without_reference_check(real: Any) -> Any:
+    """The fault: the batch's look at the newest references no longer protects the live file
+    (it would take it out of the batch), so the deletion reaches it."""
+    def before_batch(self):  # type: ignore[no-untyped-def]
+        io, deadline = real(self)
+        self.references = _Nothing(self.references)
+        return io, deadline
+    return before_batch
+
+
+class _Nothing:
+    def __init__(self, references: Any) -> None:
+        self.inner = references
+
+    def refresh(self) -> Any:
+        return self.inner.refresh()
+
+    def __contains__(self, path: str) -> bool:
+        return False
