@@ -31,6 +31,7 @@ FULL = {
     "compact": ["--rows", "1000000", "--commits", "500", "--partitions", "4", "--target-mib", "4", "--repeat", "7", "--job-repeat", "5"],
     "scaling": ["--partitions", "500", "--commits", "20", "--rows", "1000000"],
     "manifests": ["--commits", "1000", "--rows", "200000", "--repeat", "3"],
+    "verification": ["--rows", "2000000", "--commits", "40", "--partitions", "64", "--job-repeat", "3"],
     "orphans": ["--files", "10000", "--repeat", "3"],
     "planning": ["--tables", "200", "--repeat", "3"],
     "daemon_memory": ["--samples", "5"],
@@ -44,6 +45,7 @@ QUICK = {
     "compact": ["--rows", "20000", "--commits", "20", "--partitions", "2", "--target-mib", "0.05", "--repeat", "1", "--job-repeat", "2"],
     "scaling": ["--partitions", "20", "--commits", "3", "--rows", "6000"],
     "manifests": ["--commits", "20", "--rows", "2000", "--repeat", "1"],
+    "verification": ["--rows", "20000", "--commits", "5", "--partitions", "8", "--job-repeat", "1"],
     "orphans": ["--files", "400", "--repeat", "1"],
     "planning": ["--tables", "5", "--repeat", "1"],
     "daemon_memory": ["--samples", "1"],
@@ -139,6 +141,7 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     lines += compact_section(results["compact"], plan["compact"])
     lines += scaling_section(results["scaling"], plan["scaling"])
     lines += manifests_section(results["manifests"], plan["manifests"])
+    lines += verification_section(results["verification"], results["manifests"], plan["verification"])
 
     o = results["orphans"]
     ice = next(r for r in o["contenders"] if r["contender"].startswith("icemaint"))
@@ -248,6 +251,41 @@ def manifests_section(m: dict, options: list[str]) -> list[str]:
         ["table state", "job s", "manifests", "planFiles s", "× before", "one partition s", "health s"],
         rows,
     )
+
+
+def verification_section(v: dict, m: dict, options: list[str]) -> list[str]:
+    """Each job verified against the same job unverified, and what verification read."""
+    by_label = {r["contender"]: r for r in v["runs"]}
+    rows = []
+    for r in v["runs"]:
+        if not r["verified"]:
+            continue
+        plain = by_label[r["contender"].removesuffix(", verified")]
+        rows.append([r["contender"].removesuffix(", verified"), f"{plain['job_s']:.1f}", f"{r['job_s']:.1f}", f"**{r['job_s'] / plain['job_s']:.2f}**",
+                     f"{r['verify_data_files']:,}", f"{r['verify_bytes'] / 2**20:.1f}", f"{100 * r['verify_share']:.1f}%"])
+    stages = {s["stage"]: s for s in m["stages"]}
+    plain_m, verified_m = stages["after icemaint MANIFESTS"], stages["after icemaint MANIFESTS, verified"]
+    rows.append([f"MANIFESTS, {m['commits']:,}-commit table (section above)", f"{plain_m['job_s']:.1f}", f"{verified_m['job_s']:.1f}",
+                 f"**{verified_m['job_s'] / plain_m['job_s']:.2f}**", "0", "0", "0% (live entries compared)"])
+    lines = section(
+        "Verification",
+        f"Each job unverified (`--no-verify`) and verified (the default), on a CDC table of {v['rows']:,} change events in {v['commits']} commits over "
+        f"{v['partitions']} partitions ({v['data_files']:,} data files, {v['data_mib']:.0f} MiB; {v['delete_files']:,} delete files), every run "
+        f"starting from exactly the generated table; medians of {v['job_repeat']} rounds, each running every contender once in turn "
+        f"(`benchmarks/verification.py {' '.join(options)}`). Verification reads the data files the change can affect, with their deletes "
+        "(`maintenance/table/change_scope.py`), on both sides; \"share\" is of both snapshots' data bytes. MANIFESTS compares live entries and "
+        "reads no data file (its times: single runs of the manifests section).",
+        ["job", "unverified s", "verified s", "verified ÷ unverified", "data files read", "MiB read", "share read"],
+        rows,
+    )
+    deleting = [[d["job"].upper(), f"{d['job_s']:.1f}", f"{d['files_deleted']:,}", f"{d['mib_read']:.2f}"] for d in v["deleting"]]
+    lines += ["", f"EXPIRE and ORPHANS, verified, on that table after a MERGE, with 1,000 old orphans planted: before they ran, all "
+              f"{v['live_data_files_cut']:,} live data files ({v['live_data_mib_cut']:.0f} MiB) were cut to zero bytes in place, so a verification "
+              "that read a data file would have failed. Both succeeded, verified: they read no data file. MiB read: everything the run read (the "
+              "Spark JVM's Hadoop counters and the Python process's `/proc/self/io`): metadata, manifests and the listing.", "",
+              "| job | s | files deleted | MiB read in all |", "|---|---|---|---|"]
+    lines += ["| " + " | ".join(row) + " |" for row in deleting]
+    return lines
 
 
 def section(title: str, note: str, header: list[str], rows: list[list[str]]) -> list[str]:

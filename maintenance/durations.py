@@ -11,7 +11,8 @@ _DURATION = re.compile(r"^\s*(?P<n>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m|h|d|w)?\s*$"
 
 
 def parse_duration(text: str | int | float) -> float:
-    """Seconds. A bare number is seconds."""
+    """Seconds. Written text needs its unit (`--older-than 5` meant five seconds to nobody):
+    only `0` may go without. A number (YAML, Python) is seconds."""
     if isinstance(text, (int, float)) and not isinstance(text, bool):
         if text < 0:
             raise UsageError(f"duration cannot be negative: {text}")
@@ -19,6 +20,8 @@ def parse_duration(text: str | int | float) -> float:
     match = _DURATION.match(str(text))
     if match is None:
         raise UsageError(f"not a duration: {text!r} (use e.g. 90s, 30m, 12h, 3d, 2w)")
+    if match["unit"] is None and float(match["n"]) != 0:
+        raise UsageError(f"a duration needs a unit: {text.strip()!r} could be {match['n']}s, {match['n']}m, {match['n']}h or {match['n']}d")
     return float(match["n"]) * _UNITS_S[match["unit"] or "s"]
 
 

@@ -95,7 +95,8 @@ class Matrix:
         return proc
 
     def cli_json(self, *args: str, **kwargs: Any) -> Any:
-        return json.loads(self.cli(*args, "--json", **kwargs).stdout)
+        out = self.cli(*args, "--json", **kwargs).stdout
+        return [json.loads(line) for line in out.splitlines() if line.strip()] if args[0] == "run" else json.loads(out)
 
     def s3(self):  # type: ignore[no-untyped-def]
         return self.services.s3.client()
@@ -596,3 +597,35 @@ def test_rest_fixture_serves_the_routes_clients_use(catalog_services: Services) 
     catalog.drop_namespace(ns)
     with pytest.raises(NoSuchNamespaceError):
         catalog.load_namespace_properties(ns)
+
+
+# -- S3 as one setting, and a store that cannot be reached ---------------------------------------
+@pytest.mark.hive
+def test_the_catalogs_s3_settings_reach_spark_and_a_wrong_endpoint_fails_within_a_minute(matrix: Matrix, tmp_path: Path) -> None:
+    """Spark reads `s3a://` with only the catalog's `s3.*` properties (no `spark.hadoop.fs.s3a.*`
+    in the config): a verified job reads and commits. With the catalog's endpoint for Spark
+    pointing at a port nothing listens on, `verify` ends within a minute in one line naming
+    that endpoint (Hadoop's defaults retried for minutes, silently)."""
+    import copy
+    import socket
+
+    name = f"hive_s3.one_setting.t_{uuid.uuid4().hex[:8]}"
+    matrix.worker.call(spark_worker.make_cdc_table, name, 600, 3)
+    raw = copy.deepcopy(matrix.raw)
+    raw["spark"]["conf"] = {k: v for k, v in raw["spark"]["conf"].items() if not k.startswith("spark.hadoop.fs.s3")}
+    only_properties = write_config(tmp_path / "only-properties.yaml", raw)
+    merged = matrix.cli_json("merge", name, config_path=only_properties)
+    assert merged["status"] == "committed" and merged["content_verified"], merged
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]  # nothing listens once the probe is closed
+    raw["catalogs"]["hive_s3"]["spark"] = {**raw["catalogs"]["hive_s3"]["spark"], "s3.endpoint": f"http://127.0.0.1:{closed}"}
+    wrong = write_config(tmp_path / "wrong-endpoint.yaml", raw)
+    started = time.monotonic()
+    proc = matrix.cli("verify", name, config_path=wrong, expect=None)
+    took = time.monotonic() - started
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 1 and len(lines) == 1 and lines[0].startswith("icemaint: error:"), proc.stderr[-3000:]
+    assert f"127.0.0.1:{closed}" in lines[0], lines[0]
+    assert took < 60, took

@@ -21,6 +21,11 @@ def run_cli(*args: str, home: Path, env: dict[str, str] | None = None) -> subpro
     return subprocess.run([sys.executable, "-m", "maintenance", *args], capture_output=True, text=True, env=full_env, timeout=300)
 
 
+def json_lines(out: str) -> list[dict]:  # type: ignore[type-arg]
+    """`icemaint run --json`: one JSON object per line (JSON Lines)."""
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
 def assert_one_line_error(proc: subprocess.CompletedProcess[str], code: int, *needles: str) -> None:
     assert proc.returncode == code, proc.stderr
     lines = proc.stderr.strip().splitlines()

@@ -19,7 +19,7 @@ from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
 from tests.file_checks import local
 from tests.iceberg_oracle import FrozenRows
-from tests.test_cli import in_process
+from tests.test_cli import in_process, json_lines
 from tests.test_content_safety import create
 
 
@@ -37,7 +37,7 @@ def test_an_append_only_table_ends_with_one_file_per_partition_after_one_run(spa
 
     code, out, _ = in_process(capsys, "run", str(ref), "--json")
 
-    ran = {r["job"]: r for r in json.loads(out)}
+    ran = {r["job"]: r for r in json_lines(out)}
     assert code == 0 and ran["compact"]["status"] == COMMITTED and ran["compact"]["content_verified"], out
     assert "merge" not in ran  # no deletes: MERGE is not due
     frozen.assert_same()

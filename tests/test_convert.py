@@ -9,7 +9,7 @@ import pytest
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.jobs.outcome import COMMITTED, FAILED, NOOP, JobResult
+from maintenance.jobs.outcome import COMMITTED, FAILED, NOOP, PLANNED, JobResult
 from maintenance.jobs.runner import run_job
 from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
@@ -94,7 +94,7 @@ def test_dry_run_changes_nothing(spark, config: Config, cdc_table: CdcFactory) -
     ref, result, _ = cdc_table(rows=800, commits=3)
     before = load_table(config, ref).metadata.current_snapshot_id
     outcome = run_job(config, ref, "convert", dry_run=True)
-    assert outcome.status == NOOP and outcome.counters["equality_delete_files_planned"] == result.equality_delete_files
+    assert outcome.status == PLANNED and outcome.counters["equality_delete_files_planned"] == result.equality_delete_files
     assert load_table(config, ref).metadata.current_snapshot_id == before
 
 

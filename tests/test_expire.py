@@ -9,7 +9,7 @@ import pytest
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.jobs.expire.options import ExpireOptions
-from maintenance.jobs.outcome import COMMITTED, FAILED, NOOP, JobResult
+from maintenance.jobs.outcome import COMMITTED, FAILED, NOOP, PLANNED, JobResult
 from maintenance.jobs.runner import run_job
 from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.workload.cdc import CdcOptions, run_cdc_workload
@@ -121,7 +121,7 @@ def test_dry_run_lists_and_changes_nothing(spark, config: Config, cdc_table: Cdc
     code, out, _ = in_process(capsys, "expire", str(ref), "--older-than", "0s", "--dry-run", "--json")
 
     report = json.loads(out)
-    assert code == 0 and report["status"] == NOOP and report["dry_run"]
+    assert code == 0 and report["status"] == PLANNED and report["dry_run"]
     assert report["snapshot_ids_to_expire"] == ids[:-1]
     assert report["would_delete"] and all(local(p).exists() for p in report["would_delete"])
     assert snapshot_ids(config, ref) == ids and load_table(config, ref).metadata_location == table.metadata_location

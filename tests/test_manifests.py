@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.jobs.outcome import COMMITTED, NOOP
@@ -52,23 +50,16 @@ def test_manifests_become_few_each_a_range_of_partitions(spark, config: Config, 
     assert run_job(config, ref, "manifests", {}, verify=True).status == NOOP  # nothing left to do
 
 
-def test_a_writer_committing_during_manifests_rewrite_is_kept(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
-                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_writer_committing_during_manifests_rewrite_is_kept(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
     """Published after a writer's commit: the rewrite is applied again on the newest state."""
-    from maintenance.jobs import publish
-
     ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1000, commits=6)
-    original = publish.Publisher._fingerprint_of
     wrote = []
 
-    def fingerprint_then_write(self, snapshot_id):  # type: ignore[no-untyped-def]
-        found = original(self, snapshot_id)
-        if not wrote:
+    def writer_once_staged(stage: str, **counts: int) -> None:  # the writer commits between staging and publishing
+        if stage == "staged" and not wrote:
             wrote.append(cdc_table(ref=ref, rows=50, commits=1, seed=77)[2])
-        return found
 
-    monkeypatch.setattr(publish.Publisher, "_fingerprint_of", fingerprint_then_write)
-    result = run_job(config, ref, "manifests", {}, verify=True)
+    result = run_job(config, ref, "manifests", {}, verify=True, progress=writer_once_staged)
 
     assert result.status == COMMITTED and result.content_verified, result.error
     frozen_now = FrozenRows(spark, ref, tmp_path / "now")

@@ -10,7 +10,7 @@ import pytest
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.jobs.orphans.plan import OrphanSafetyError, plan_orphans
-from maintenance.jobs.outcome import COMMITTED, FAILED, NOOP, JobResult
+from maintenance.jobs.outcome import COMMITTED, FAILED, NOOP, PLANNED, JobResult
 from maintenance.jobs.runner import run_job
 from maintenance.table.listing import ListedFile, list_location
 from maintenance.table.paths import normalise
@@ -189,7 +189,7 @@ def test_dry_run_lists_candidates_and_deletes_nothing(capsys, spark, config: Con
     code, out, _ = in_process(capsys, "orphans", str(ref), "--dry-run", "--json")
 
     report = json.loads(out)
-    assert code == 0 and report["status"] == NOOP and "files_deleted" not in report
+    assert code == 0 and report["status"] == PLANNED and "files_deleted" not in report and report["run_id"] is None
     assert [local(p) for p in report["would_delete"]] == [planted] and planted.exists()
 
 

@@ -216,7 +216,7 @@ def test_compact_takes_enough_content_an_oversized_file_and_heavily_deleted_file
     plan = compact(*two_big_enough, oversized, deleted, dv)
     assert {t.path for t in plan.targets} == {*(f.path for f in two_big_enough), oversized.path, deleted.path}
     assert {d.path for d in plan.deletes} == {dv.path}
-    assert compact(deleted, dv, delete_ratio=0.5).empty  # 4 of 10 rows deleted is below half
+    assert compact(deleted, dv, delete_ratio_threshold=0.5).empty  # 4 of 10 rows deleted is below half
 
 
 def test_compact_writes_older_specs_together_into_the_current_one_and_lists_dangling_deletes() -> None:
@@ -324,6 +324,9 @@ def test_option_kinds_read_yaml_values_property_strings_and_flags_alike() -> Non
     assert STRINGS.parse("a, b") == STRINGS.parse(["a", "b"]) == ("a", "b")
     with pytest.raises(OptionError, match="not a duration"):
         DURATION.parse("soon")
+    with pytest.raises(OptionError, match="needs a unit: '5' could be 5s, 5m, 5h or 5d"):
+        DURATION.parse("5")  # written text: `--older-than 5` is not silently five seconds
+    assert DURATION.parse("0") == DURATION.parse(5) - 5 == 0.0
 
 
 def test_job_options_from_raw_values_and_their_errors() -> None:
@@ -347,3 +350,23 @@ def test_every_job_is_in_the_registry_once_with_its_options_declared() -> None:
         for option in spec.option_specs():
             assert option.help and option.kind.name
             assert option.policy_key or option.flag, option.name
+
+
+def test_icebergs_option_names_are_aliases_everywhere_an_option_is_read() -> None:
+    """`target-file-size-bytes` as a policy key, a table property (the same mapping) and a
+    flag; giving both names of one option is refused; `icemaint jobs` shows the mapping."""
+    from maintenance.jobs.options import policy_values
+    from maintenance.jobs.reference import jobs_json
+    from maintenance.policy.loader import _Where as Where
+    from maintenance.policy.loader import parse_job
+
+    compact = registry.job("compact")
+    values, _ = policy_values(compact.options, {"target-file-size-bytes": "64MiB", "min-input-files": 3, "delete-ratio-threshold": 0.4})
+    parsed = compact.parse_options(values)
+    assert (parsed.target_file_size, parsed.min_input_files, parsed.delete_ratio_threshold) == (64 * 2**20, 3, 0.4)
+    job = parse_job("compact", {"every": "1h", "max-concurrent-file-group-rewrites": 2, "max-file-group-size-bytes": "1GiB"}, Where("p.yaml", {}))
+    assert (job.options.max_concurrent_groups, job.options.max_group_bytes) == (2, 2**30)
+    with pytest.raises(UsageError, match="one option: give one"):
+        policy_values(compact.options, {"target_file_size": "1MiB", "target-file-size-bytes": "2MiB"})
+    shown = {o["name"]: o["iceberg_name"] for j in jobs_json()["jobs"] if j["name"] == "compact" for o in j["options"]}
+    assert shown["target_file_size"] == "target-file-size-bytes" and shown["strategy"] is None

@@ -8,7 +8,7 @@ from pathlib import Path
 from maintenance.catalogs import load_table
 from maintenance.config import Config
 from tests.conftest import CdcFactory
-from tests.test_cli import in_process
+from tests.test_cli import in_process, json_lines
 
 
 def test_run_does_what_plan_says_then_nothing_is_due(capsys, spark, config: Config, cdc_table: CdcFactory) -> None:
@@ -19,21 +19,21 @@ def test_run_does_what_plan_says_then_nothing_is_due(capsys, spark, config: Conf
 
     code, out, err = in_process(capsys, "run", str(ref), "--json")
 
-    results = json.loads(out)
+    results = json_lines(out)
     assert code == 0, err
     assert [r["job"] for r in results] == [job for job, due in planned if due]
     assert all(r["status"] == "noop" and "content_verified" not in r or r["status"] == "committed" and r["content_verified"] for r in results)
     assert load_table(config, ref).inspect.delete_files().num_rows == 0
     code, out, _ = in_process(capsys, "run", str(ref), "--json")
-    assert code == 0 and json.loads(out) == []
+    assert code == 0 and json_lines(out) == []
 
 
 def test_run_named_job_and_dry_run(capsys, spark, config: Config, cdc_table: CdcFactory) -> None:
     ref, _, _ = cdc_table(rows=600, commits=2, update_ratio=0.3)
     snapshot = load_table(config, ref).metadata.current_snapshot_id
     code, out, _ = in_process(capsys, "run", str(ref), "--job", "convert", "--dry-run", "--json")
-    results = json.loads(out)
-    assert code == 0 and [(r["job"], r["status"], r.get("dry_run")) for r in results] == [("convert", "noop", True)]
+    results = json_lines(out)
+    assert code == 0 and [(r["job"], r["status"], r.get("dry_run")) for r in results] == [("convert", "planned", True)]
     assert load_table(config, ref).metadata.current_snapshot_id == snapshot
 
 
@@ -42,7 +42,7 @@ def test_run_exits_1_when_a_job_fails(capsys, spark, config: Config, cdc_table: 
     # A Spark setting that cannot change in a running session: the job fails, cleanly.
     load_table(config, ref).transaction().set_properties({"icemaint.merge.spark.spark.executor.memory": "2g"}).commit_transaction()
     code, out, err = in_process(capsys, "run", str(ref), "--json")
-    merge = next(r for r in json.loads(out) if r["job"] == "merge")
+    merge = next(r for r in json_lines(out) if r["job"] == "merge")
     assert code == 1 and merge["status"] == "failed" and "cannot change in a running session" in merge["error"]
 
 

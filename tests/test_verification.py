@@ -243,7 +243,7 @@ def test_a_deletion_of_a_file_a_retained_snapshot_needs_fails_verification(spark
     monkeypatch.setattr(context.FencedDeleter, "_before_batch", _without_reference_check(context.FencedDeleter._before_batch))
     result = run_job(config, ref, job, options, verify=True)
     assert result.status == FAILED and result.content_verified is False, (result.status, result.error)
-    assert "files a retained snapshot needs are missing" in (result.error or "") and live.rsplit("/", 1)[-1] in (result.error or "")
+    assert "referenced files missing, needed by a retained snapshot" in (result.error or "") and live.rsplit("/", 1)[-1] in (result.error or "")
     assert missing_referenced_files(load_table(config, ref)) != []
     assert result.counters["files_deleted"] >= 1
 

@@ -45,10 +45,12 @@ def _flag(option: OptionSpec) -> click.Option:
     assert option.flag is not None
     shown = option.kind.show(option.default)
     default_text = f" [default: {shown}]" if shown not in (None, (), False) else ""
+    names = [option.flag, *([option.iceberg_flag] if option.iceberg_flag else []), option.name]
     if isinstance(option.kind, Flag):
-        return click.Option([option.flag, option.name], is_flag=True, default=None, help=option.help)
+        return click.Option(names, is_flag=True, default=None, help=option.help)
     metavar = option.metavar or option.kind.name.split()[0].upper()
-    return click.Option([option.flag, option.name], multiple=option.repeatable, default=None, metavar=metavar, help=option.help + default_text)
+    alias = f" (Iceberg: {option.iceberg_flag})" if option.iceberg_flag else ""
+    return click.Option(names, multiple=option.repeatable, default=None, metavar=metavar, help=option.help + alias + default_text)
 
 
 def options_from_flags(spec: JobSpec, values: Mapping[str, Any]) -> Any:

@@ -8,19 +8,38 @@ from typing import Any
 
 import click
 
-from maintenance.jobs.outcome import JobResult
+from maintenance.jobs.outcome import SKIPPED, JobResult
+
+LIST_ITEMS_SHOWN = 10  # a list in text output: its first items and how many there are
 
 
 def emit_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2, default=str))
 
 
+def emit_json_line(value: Any) -> None:
+    """One JSON object on one line (JSON Lines: `icemaint run --json >> file` appends records)."""
+    click.echo(json.dumps(value, default=str, separators=(",", ":")))
+
+
 def emit_fields(title: str, fields: Mapping[str, Any], *, skip: tuple[str, ...] = ()) -> None:
+    """Scalars aligned, one per line; then each list and mapping: its size and first items."""
     click.echo(title)
     shown = {k: v for k, v in fields.items() if k not in skip and not isinstance(v, (list, dict))}
     width = max((len(k) for k in shown), default=0)
     for key, value in shown.items():
         click.echo(f"  {key.ljust(width)}  {'-' if value is None else value}")
+    for key, value in fields.items():
+        if key in skip or not isinstance(value, (list, dict)):
+            continue
+        items = [f"{k}: {v}" for k, v in value.items()] if isinstance(value, dict) else [str(v) for v in value]
+        if not items:
+            continue
+        click.echo(f"  {key} ({len(items):,}):")
+        for item in items[:LIST_ITEMS_SHOWN]:
+            click.echo(f"    {item}")
+        if len(items) > LIST_ITEMS_SHOWN:
+            click.echo(f"    … and {len(items) - LIST_ITEMS_SHOWN:,} more (--json lists them all)")
 
 
 def emit_rows(rows: list[Mapping[str, Any]], columns: list[str]) -> None:
@@ -39,6 +58,9 @@ def _cell(value: Any) -> str:
 def report(result: JobResult, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_json())
+        return
+    if result.status == SKIPPED:  # not an error: why it did not run
+        emit_fields(f"{result.job} {result.table}: skipped ({result.error})", result.to_json(), skip=("error",))
         return
     emit_fields(f"{result.job} {result.table}: {result.status}", result.to_json())
     if result.error and not result.ok:

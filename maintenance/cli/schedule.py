@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from maintenance.cli.main import AppContext, pass_app
-from maintenance.cli.output import emit_json, emit_rows, report
+from maintenance.cli.output import emit_json, emit_json_line, emit_rows, report
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import EXIT_FAILED, EXIT_OK
 from maintenance.jobs.registry import JOB_NAMES
@@ -37,9 +37,24 @@ def run_decisions(app: AppContext, state, decisions: list, policies: list, *, dr
         with progress_display(f"{decision.job} {decision.table}", enabled=wanted(as_json)) as progress:
             result = run_decision(app.config, state, decision, holder=holder, dry_run=dry_run, policies=policies, recheck=recheck, progress=progress)
         results.append(result)
-        if not as_json:
+        if as_json:
+            emit_json_line(result.to_json())  # as each job ends: a cron log keeps what finished before a crash
+        else:
             report(result, as_json=False)
     return results
+
+
+def _note_unselected(app: AppContext, decisions: list) -> None:  # type: ignore[type-arg]
+    """Tables no policy selects get no maintenance: say so, since a `policies:` folder of
+    one's own replaces the shipped one, default policy included."""
+    from maintenance.config import REPO_POLICIES
+    from maintenance.schedule.planner import NO_POLICY
+
+    unselected = sorted({d.table for d in decisions if d.reason == NO_POLICY})
+    if unselected:
+        shipped = "" if app.config.policies_dir == REPO_POLICIES else f"; the shipped default policy ({REPO_POLICIES / 'default.yaml'}) is not in it"
+        click.echo(f"note: no policy in {app.config.policies_dir} selects {len(unselected)} table(s) (e.g. {unselected[0]}): they get no "
+                   f"maintenance{shipped}", err=True)
 
 
 def _report_problems(problems: dict[str, str]) -> None:
@@ -64,6 +79,7 @@ def register(cli: click.Group) -> None:
                 click.echo(f"nothing due on {len({d.table for d in evaluation.decisions})} table(s)")
             emit_rows([{**d.to_json(), "due": "due" if d.due else "-"} for d in shown],
                       ["due", "table", "job", "policy", "extra_mib_per_scan", "read_amplification", "estimated_s", "reason"])
+            _note_unselected(app, evaluation.decisions)
             _report_problems(evaluation.problems)
         return EXIT_FAILED if evaluation.problems else EXIT_OK
 
@@ -71,7 +87,7 @@ def register(cli: click.Group) -> None:
     @click.argument("tables", nargs=-1, metavar="[TABLE]...")
     @click.option("--job", "jobs", multiple=True, type=click.Choice(JOB_NAMES), help="Run this job whatever the triggers say (repeatable).")
     @click.option("--dry-run", is_flag=True, help="Plan each job and report; change nothing.")
-    @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of job results.")
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON Lines: one job result per line, as each job ends.")
     @pass_app
     def run(app: AppContext, tables: tuple[str, ...], jobs: tuple[str, ...], dry_run: bool, as_json: bool) -> int:
         """One maintenance cycle under leases, then exit (for cron)."""
@@ -80,9 +96,7 @@ def register(cli: click.Group) -> None:
         evaluation, policies, state = _evaluate(app, tables)
         chosen = named_jobs(evaluation, list(jobs), include_disabled=bool(tables)) if jobs else evaluation.due
         results = run_decisions(app, state, chosen, policies, dry_run=dry_run, recheck=not jobs, as_json=as_json)
-        if as_json:
-            emit_json([r.to_json() for r in results])
-        elif not chosen:
+        if not chosen and not as_json:
             click.echo(f"nothing due on {len({d.table for d in evaluation.decisions})} table(s)")
         _report_problems(evaluation.problems)
         return EXIT_OK if all(r.ok for r in results) and not evaluation.problems else EXIT_FAILED

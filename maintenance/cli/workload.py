@@ -6,14 +6,18 @@ import click
 
 from maintenance.cli.main import AppContext, pass_app
 from maintenance.cli.output import emit_fields, emit_json
+from maintenance.cli.progress import progress_display, wanted
 from maintenance.spark.session import get_spark
 from maintenance.workload.cdc import CdcOptions, CdcResult, run_cdc_workload
 from maintenance.workload.shape import KEYS, PARTITIONINGS, TableShape
 
 
-def generate_cdc(app: AppContext, table: str, options: CdcOptions) -> CdcResult:
+def generate_cdc(app: AppContext, table: str, options: CdcOptions, *, show_progress: bool = False) -> CdcResult:
     ref = app.table(table)
-    result, _ = run_cdc_workload(get_spark(app.config), app.config, ref, options)
+    with progress_display(f"workload {ref}", enabled=show_progress) as progress:
+        progress("starting Spark")
+        spark = get_spark(app.config)
+        result, _ = run_cdc_workload(spark, app.config, ref, options, lambda done, total: progress("committing", commits_done=done, commits=total))
     return result
 
 
@@ -46,5 +50,5 @@ def register(cli: click.Group) -> None:
         shape = TableShape(partitioning="none" if unpartitioned else partitioning, partitions=partitions, key=key)
         options = CdcOptions(rows=rows, commits=commits, update_ratio=update_ratio, delete_ratio=delete_ratio, seed=seed, shape=shape,
                              format_version=int(format_version))
-        result = generate_cdc(app, table, options)
+        result = generate_cdc(app, table, options, show_progress=wanted(as_json))
         emit_json(result.to_json()) if as_json else emit_fields(f"cdc workload on {result.table}", result.to_json())

@@ -28,7 +28,7 @@ from maintenance.jobs.verification import Verifier
 from maintenance.lease.fence import Fence
 from maintenance.spark.fenced_table import FencedTable
 from maintenance.spark.jvm import JavaObject, load_java_table
-from maintenance.spark.session import get_spark
+from maintenance.spark.session import get_spark, spark_running
 from maintenance.table.change_scope import entries_digest
 from maintenance.table.files import snapshot_files
 from maintenance.table.references import missing_files
@@ -46,7 +46,6 @@ class JobContext:
     job: str
     run_id: str
     fence: Fence
-    dry_run: bool = False
     verify: bool = False
     progress: Progress = no_progress
     deleted: Deleted | None = None  # what `delete_files` did, also when it was stopped
@@ -59,6 +58,8 @@ class JobContext:
     @cached_property
     def spark(self) -> SparkSession:
         """Spark, with this run's job group, so a lost lease cancels exactly its Spark jobs."""
+        if not spark_running():
+            self.progress("starting Spark")
         session = get_spark(self.config)
         session.sparkContext.setJobGroup(self.run_id, f"icemaint {self.job} {self.ref}", interruptOnCancel=True)
         return session
@@ -75,7 +76,7 @@ class JobContext:
 
     @cached_property
     def publisher(self) -> Publisher:
-        verifier = Verifier(self.config, self.ref, lambda: self.spark, self._refreshed_table)
+        verifier = Verifier(self.config, self.ref, lambda: self.spark, self._refreshed_table, self.progress)
         return Publisher(self.table, verify=self.verify, verifier=verifier.verify, verification=self.verification, progress=self.progress)
 
     def _refreshed_table(self) -> JavaObject:
@@ -121,6 +122,7 @@ class JobContext:
                                 progress=lambda deleted: self.progress("deleting", files_deleted=deleted, files_to_delete=total))
         self.deleted = deleter.done
         done = deleter.delete(phases)
+        self.progress("files deleted", files_deleted=done.files)
         if before is not None:
             self._verify_references(snapshot_id, before)  # type: ignore[arg-type]
         return done
@@ -132,7 +134,7 @@ class JobContext:
         self.verification.fingerprint_before = before
         if missing:
             self.verification.verified = False
-            raise ContentChangedError(f"content changed: {len(missing)} files a retained snapshot needs are missing (first: {missing[0]})")
+            raise ContentChangedError(f"content changed: {len(missing)} referenced files missing, needed by a retained snapshot (first: {missing[0]})")
         self.verification.fingerprint_after = entries_digest(snapshot_files(table, snapshot_id, cached=False))
         self.verification.verified = self.verification.fingerprint_after == before
         if not self.verification.verified:

@@ -2,8 +2,9 @@
 
 A job's options are a frozen dataclass whose fields are declared with `option(...)`: a
 kind (how a value is read and checked), a help text, the policy key it has under
-`jobs.<job>` (so also the table property `icemaint.<job>.<key>`) and its command-line
-flag. The CLI's flags, the policy loader's checks and `icemaint jobs` are all generated
+`jobs.<job>` (so also the table property `icemaint.<job>.<key>`), its command-line flag,
+and, where Iceberg's own procedure has the same option, Iceberg's name for it (`iceberg`:
+`target-file-size-bytes`), accepted as a flag, a policy key and a table property too. The CLI's flags, the policy loader's checks and `icemaint jobs` are all generated
 from those declarations, and every value, whether YAML, a table property's string, a
 command-line string or a Python value, goes through the same `Kind.parse`; every string
 (a property's, a flag's, a quoted YAML value) through the same `Kind.parse_text`.
@@ -163,8 +164,8 @@ class Ratio(Kind):
 
 @dataclass(frozen=True)
 class Duration(Kind):
-    """Seconds. Text: `90s`, `30m`, `12h`, `3d`, `2w`, `500ms`, or a bare number of seconds.
-    YAML: the same text, or a number of seconds."""
+    """Seconds. Text: `90s`, `30m`, `12h`, `3d`, `2w`, `500ms` (a unit is required; only `0`
+    may go without). YAML: the same text, or a number of seconds."""
 
     def parse_text(self, text: str) -> float:
         return self._read(text)
@@ -297,14 +298,16 @@ class Declaration:
     flag: str | None  # None: not on the command line
     repeatable: bool = False
     metavar: str | None = None
+    iceberg: str | None = None
 
 
 def option(default: Any, kind: Kind, help: str, *, policy_key: str | None | bool = True, flag: str | None | bool = True, repeatable: bool = False,
-           metavar: str | None = None) -> Any:
+           metavar: str | None = None, iceberg: str | None = None) -> Any:
     """Declare a job option field. `policy_key` and `flag` default to the field's name
     (`max_delete_files`, `--max-delete-files`); False keeps the option out of policies or
-    off the command line."""
-    declaration = {"kind": kind, "help": help, "policy_key": policy_key, "flag": flag, "repeatable": repeatable, "metavar": metavar}
+    off the command line. `iceberg`: the same option's name in Iceberg's procedure
+    (`rewrite_data_files`), an alias wherever the option is read."""
+    declaration = {"kind": kind, "help": help, "policy_key": policy_key, "flag": flag, "repeatable": repeatable, "metavar": metavar, "iceberg": iceberg}
     return dataclasses.field(default=default, metadata={"icemaint.option": declaration})
 
 
@@ -320,6 +323,13 @@ class OptionSpec:
     flag: str | None
     repeatable: bool
     metavar: str | None = None
+    iceberg: str | None = None  # Iceberg's name for it: an alias of the policy key, table property and flag
+
+    @property
+    def iceberg_flag(self) -> str | None:
+        """Iceberg's name as a flag, where it differs from ours."""
+        flag = f"--{self.iceberg}" if self.iceberg and self.flag else None
+        return flag if flag != self.flag else None
 
     def to_json(self, job: str) -> dict[str, Any]:
         return {
@@ -329,6 +339,7 @@ class OptionSpec:
             "policy_key": f"jobs.{job}.{self.policy_key}" if self.policy_key else None,
             "table_property": f"icemaint.{job}.{self.policy_key}" if self.policy_key else None,
             "flag": self.flag,
+            "iceberg_name": self.iceberg,
             "help": self.help,
         }
 
@@ -342,7 +353,7 @@ def declared(options_type: type) -> list[OptionSpec]:
             continue
         policy_key = f.name if raw["policy_key"] is True else (raw["policy_key"] or None)
         flag = "--" + f.name.replace("_", "-") if raw["flag"] is True else (raw["flag"] or None)
-        specs.append(OptionSpec(f.name, raw["kind"], raw["help"], f.default, policy_key, flag, raw["repeatable"], raw["metavar"]))
+        specs.append(OptionSpec(f.name, raw["kind"], raw["help"], f.default, policy_key, flag, raw["repeatable"], raw["metavar"], raw.get("iceberg")))
     return specs
 
 
@@ -374,9 +385,14 @@ def policy_values(options_type: type, raw: Mapping[str, Any]) -> tuple[dict[str,
         node: Any = raw
         for part in spec.policy_key.split("."):
             node = node.get(part) if isinstance(node, Mapping) else None
-        if node is not None:
-            values[spec.name] = node
+        alias = raw.get(spec.iceberg) if spec.iceberg else None
+        if node is not None and alias is not None:
+            raise UsageError(f"'{spec.policy_key}' and '{spec.iceberg}' (Iceberg's name for it) are one option: give one")
+        if node is not None or alias is not None:
+            values[spec.name] = node if node is not None else alias
         used.add(spec.policy_key.split(".")[0])
+        if spec.iceberg:
+            used.add(spec.iceberg)
     return values, used
 
 

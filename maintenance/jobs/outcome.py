@@ -7,7 +7,8 @@ from typing import Any
 
 from maintenance.state.runs import COMMITTED, FAILED, FENCED, INTERRUPTED, NOOP, SKIPPED
 
-JOB_STATUSES = (COMMITTED, NOOP, SKIPPED, FENCED, FAILED, INTERRUPTED)  # how a job ends (a run may also be running or abandoned)
+PLANNED = "planned"  # a dry run that found work (dry runs are never recorded)
+JOB_STATUSES = (COMMITTED, NOOP, SKIPPED, FENCED, FAILED, INTERRUPTED, PLANNED)  # how a job ends (a run may also be running or abandoned)
 Counters = dict[str, Any]
 
 
@@ -48,7 +49,7 @@ class JobResult:
 
     @property
     def ok(self) -> bool:
-        return self.status in (COMMITTED, NOOP, SKIPPED)
+        return self.status in (COMMITTED, NOOP, SKIPPED, PLANNED)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

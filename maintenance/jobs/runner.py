@@ -8,8 +8,9 @@ The steps every job shares are done here, once:
    one line.
 4. **Plan** (metadata only): the plan the daemon made while evaluating is reused when the
    table has not moved since (same snapshot id); otherwise the job plans again.
-5. **Dry run or nothing to do**: `noop`, with what the plan found; nothing is read
-   through Spark and no fingerprint is computed.
+5. **Nothing to do**: `noop`, with what the plan found; nothing is read through Spark and
+   nothing is verified. (A dry run never gets here: `dry_run_job` plans without a lease
+   and records nothing.)
 6. **Run**: the job's own work; every effect goes through its `JobContext`, which stages,
    verifies and publishes changes and fences and verifies deletions, and records how.
 7. **Record** how it ended: `committed`, `noop`, `skipped`, `fenced`, `failed` or
@@ -38,6 +39,7 @@ from maintenance.jobs.outcome import (
     FENCED,
     INTERRUPTED,
     NOOP,
+    PLANNED,
     SKIPPED,
     JobOutcome,
     JobResult,
@@ -46,6 +48,7 @@ from maintenance.jobs.outcome import (
 from maintenance.jobs.publish import ContentChangedError
 from maintenance.jobs.spec import (
     JobSpec,
+    PlanInput,
     PreparedPlan,
     Progress,
     no_progress,
@@ -86,10 +89,37 @@ def run_job(
     parsed = spec.parse_options(options if not isinstance(options, Mapping) else dict(options))
     if spec.check_options is not None:
         spec.check_options(parsed, dry_run)
+    if dry_run:
+        return dry_run_job(config, ref, spec, parsed, prepared() if callable(prepared) else prepared)
     return run_under_lease(
         config, ref, spec.name, lambda ctx: _work(ctx, spec, parsed, prepared() if callable(prepared) else prepared, spark_settings or {}),
-        holder=holder, dry_run=dry_run, verify=verify, state=state, precheck=precheck, progress=progress,
+        holder=holder, verify=verify, state=state, precheck=precheck, progress=progress,
     )
+
+
+def dry_run_job(config: Config, ref: TableRef, spec: JobSpec, options: Any, prepared: PreparedPlan | None = None) -> JobResult:
+    """What the job would do: its plan, from metadata, with the lists of what it would
+    change. No lease is taken and nothing is recorded: a dry run leaves nothing that later
+    planning reads (the run history decides when jobs are due). `planned` when the plan
+    found work, `noop` when not."""
+    started = time.monotonic()
+    inputs = PlanInput(ref, load_table(config, ref), config, int(time.time() * 1000))
+    refusal = spec.refusal(inputs.table.metadata.format_version, str(ref))
+    result = JobResult(job=spec.name, table=str(ref), status=FAILED, run_id=None, dry_run=True)
+    if refusal is not None:
+        result.error = refusal
+    else:
+        plan = _plan(inputs, spec, options, prepared)
+        result.status, result.counters = (NOOP if plan.empty else PLANNED), plan.counters(detail=True)
+    result.duration_s = time.monotonic() - started
+    log.info("dry run", **{k: v for k, v in result.to_json().items() if not isinstance(v, (list, dict))})
+    return result
+
+
+def _plan(inputs: PlanInput, spec: JobSpec, options: Any, prepared: PreparedPlan | None) -> Any:
+    if prepared is not None and prepared.snapshot_id == inputs.table.metadata.current_snapshot_id and prepared.options == options:
+        return prepared.plan  # made while evaluating, on this very snapshot
+    return spec.plan(inputs, options)
 
 
 def _work(ctx: JobContext, spec: JobSpec, options: Any, prepared: PreparedPlan | None, spark_settings: Mapping[str, str]) -> JobOutcome:
@@ -97,13 +127,10 @@ def _work(ctx: JobContext, spec: JobSpec, options: Any, prepared: PreparedPlan |
     refusal = spec.refusal(table.metadata.format_version, str(ctx.ref))
     if refusal is not None:
         raise JobRefusedError(refusal)
-    snapshot_id = table.metadata.current_snapshot_id
-    if prepared is not None and prepared.snapshot_id == snapshot_id and prepared.options == options:
-        plan = prepared.plan  # made while evaluating, on this very snapshot
-    else:
-        plan = spec.plan(ctx.metadata, options)
-    if plan.empty or ctx.dry_run:
-        return JobOutcome(NOOP, counters=plan.counters(detail=ctx.dry_run))
+    ctx.progress("planning")
+    plan = _plan(ctx.metadata, spec, options, prepared)
+    if plan.empty:
+        return JobOutcome(NOOP, counters=plan.counters())
     if not spark_settings:
         return spec.run(ctx, plan)
     with session_settings(ctx.spark, spark_settings):
@@ -121,7 +148,6 @@ def run_under_lease(
     work: Work,
     *,
     holder: str | None = None,
-    dry_run: bool = False,
     verify: bool = False,
     state: StateStore | None = None,
     precheck: Callable[[], str | None] | None = None,
@@ -144,10 +170,10 @@ def run_under_lease(
         reason = f"leased by {other.holder}" if other and other.holder else "lease not available"
         state.runs.finish(run_id, SKIPPED, error=reason)
         log.info("job skipped", table=table_name, job=job, reason=reason)
-        return JobResult(job=job, table=table_name, status=SKIPPED, run_id=run_id, error=reason, dry_run=dry_run, duration_s=time.monotonic() - started)
+        return JobResult(job=job, table=table_name, status=SKIPPED, run_id=run_id, error=reason, duration_s=time.monotonic() - started)
 
     structlog.contextvars.bind_contextvars(table=table_name, job=job, run_id=run_id)
-    result = JobResult(job=job, table=table_name, status=FAILED, run_id=run_id, dry_run=dry_run)
+    result = JobResult(job=job, table=table_name, status=FAILED, run_id=run_id)
     try:
         abandoned = state.runs.abandon_running(table_name, taken_by=holder, epoch=lease.epoch)
         if abandoned:
@@ -156,7 +182,7 @@ def run_under_lease(
         faults.point("lease-acquired")
         with LeaseKeeper(state.leases, lease, ttl_s, on_lost=lambda reason: _cancel_spark(config, run_id), asked_at=asked_at) as keeper:
             fence = Fence(state.leases, keeper, job=job, run_id=run_id)
-            context = JobContext(config=config, ref=ref, job=job, run_id=run_id, fence=fence, dry_run=dry_run, verify=verify, progress=_logged(progress))
+            context = JobContext(config=config, ref=ref, job=job, run_id=run_id, fence=fence, verify=verify, progress=_logged(progress))
             reason = precheck() if precheck is not None else None
             if reason is not None:
                 result.status, result.error = SKIPPED, reason
@@ -190,8 +216,8 @@ def _run(context: JobContext, work: Work, result: JobResult) -> None:
         try:
             outcome = work(context)
         except BaseException as exc:
-            partial = partial_outcome(exc)
-            if partial is not None and partial.snapshot_id is not None:
+            partial = partial_outcome(exc)  # what it had done (committed, expired) before it failed
+            if partial is not None:
                 result.snapshot_id, result.counters = partial.snapshot_id, dict(partial.counters)
             raise
         finally:

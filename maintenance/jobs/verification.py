@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
+from maintenance.jobs.spec import Progress, no_progress
 from maintenance.spark.fingerprint import Fingerprint, files_fingerprint
 from maintenance.spark.jvm import JavaObject
 from maintenance.table.change_scope import change_scope, entries_digest
@@ -49,8 +50,10 @@ class Evidence:
 class Verifier:
     """Compares a staged snapshot with its parent, as its change's proof says."""
 
-    def __init__(self, config: Config, ref: TableRef, spark: Callable[[], SparkSession], java_table: Callable[[], JavaObject]) -> None:
+    def __init__(self, config: Config, ref: TableRef, spark: Callable[[], SparkSession], java_table: Callable[[], JavaObject],
+                 progress: Progress = no_progress) -> None:
         self.config = config
+        self.progress = progress
         self.ref = ref
         self.spark = spark  # started only when rows must be read
         self.java_table = java_table  # the catalog's table, refreshed to know the staged snapshot
@@ -61,6 +64,7 @@ class Verifier:
             return Evidence(Fingerprint(str(self.ref), parent_id, len(before.files), entries_digest(before)),
                             Fingerprint(str(self.ref), staged_id, len(after.files), entries_digest(after)))
         scope = change_scope(before, after)
+        self.progress("verifying", data_files_to_read=scope.data_files, mib_to_read=round(scope.bytes / 2**20))
         spark, table = self.spark(), self.java_table()
         name = str(self.ref)
         return Evidence(

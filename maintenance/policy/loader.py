@@ -211,7 +211,10 @@ def _job_options(job: str, raw: dict[str, Any], where: _Where) -> Any:
         if not isinstance(node, dict):
             raise (where / head).error("must be a mapping")
         _known(node, allowed, where / head)
-    values, _ = policy_values(spec.options, raw)
+    try:
+        values, _ = policy_values(spec.options, raw)
+    except UsageError as exc:
+        raise where.error(str(exc)) from None
     parsed = {}
     for option in spec.option_specs():
         if option.name not in values:
@@ -238,7 +241,7 @@ def _job_options(job: str, raw: dict[str, Any], where: _Where) -> Any:
 def job_keys(job: str) -> set[str]:
     """The keys a job's policy mapping may have: the schedule's and the job's own options'."""
     spec = registry.job(job)
-    return _JOB_KEYS | {o.policy_key.split(".")[0] for o in spec.option_specs() if o.policy_key}
+    return _JOB_KEYS | {o.policy_key.split(".")[0] for o in spec.option_specs() if o.policy_key} | {o.iceberg for o in spec.option_specs() if o.iceberg and o.policy_key}
 
 
 def overrides_from_properties(properties: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:

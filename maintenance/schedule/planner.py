@@ -82,12 +82,15 @@ class Decision:
 NO_COST = ReaderCost(0.0, 1.0)
 
 
+NO_POLICY = "no policy selects it"
+
+
 def decide(table_policy: TablePolicy, health: TableHealth | None, history: list[RunRecord], now: datetime) -> list[Decision]:
     """One decision per enabled job of the table's policy, due or not, with the reason
     (`health` may be None for a table that is disabled or that no policy selects)."""
     table = str(table_policy.ref)
     if not table_policy.enabled or health is None:
-        why = "disabled by icemaint.enabled=false" if table_policy.overrides.get("icemaint.enabled") else "no policy selects it"
+        why = "disabled by icemaint.enabled=false" if table_policy.overrides.get("icemaint.enabled") else NO_POLICY
         return [Decision(table, "-", False, why if not table_policy.enabled else "no job enabled", table_policy.policy, NO_COST)]
     cost = reader_cost(health)
     decisions = []

@@ -134,11 +134,62 @@ def spark_conf(config: Config) -> dict[str, str]:
         conf["spark.jars.packages"] = ",".join(config.spark.packages)
     for catalog in config.catalogs.values():
         conf.update(catalog_spark_conf(catalog))
+    conf.update(s3a_conf(config))
     conf.update(config.spark.conf)
     if "spark.jars" in config.spark.conf:
         conf["spark.jars"] = ",".join([*jars, config.spark.conf["spark.jars"]])
     conf["spark.driver.extraJavaOptions"] = f"{java_options} {config.spark.conf.get('spark.driver.extraJavaOptions', '')}".strip()
     return conf
+
+
+# pyiceberg's (and Iceberg's) S3 properties -> Hadoop's s3a settings, so S3 is one setting.
+_S3A_KEYS = {
+    "s3.endpoint": "endpoint",
+    "s3.region": "endpoint.region",
+    "s3.access-key-id": "access.key",
+    "s3.secret-access-key": "secret.key",
+    "s3.session-token": "session.token",
+    "s3.path-style-access": "path.style.access",
+}
+# A store that cannot be reached fails within about half a minute (Hadoop's defaults retry
+# for minutes: 20 SDK attempts, 7 s3a retries): connect in 5 s, 2 attempts, 1 retry.
+S3A_BOUNDED = {
+    "spark.hadoop.fs.s3a.connection.establish.timeout": "5000",
+    "spark.hadoop.fs.s3a.attempts.maximum": "2",
+    "spark.hadoop.fs.s3a.retry.limit": "1",
+    "spark.hadoop.fs.s3a.retry.throttle.limit": "3",
+}
+
+
+def s3a_conf(config: Config) -> dict[str, str]:
+    """Hadoop's `s3a` settings from each catalog's `s3.*` properties (endpoint, region,
+    path-style access, credentials): for the warehouse's bucket when the catalog names one
+    (`fs.s3a.bucket.<bucket>.*`, so catalogs on different stores do not collide), else for
+    every bucket. `spark.conf` still overrides any of them. Nothing when no catalog has S3
+    properties."""
+    conf: dict[str, str] = {}
+    for catalog in config.catalogs.values():
+        props = {**catalog.properties, **catalog.spark_properties}
+        settings = {key: props[name] for name, key in _S3A_KEYS.items() if props.get(name)}
+        if props.get("s3.force-virtual-addressing", "").lower() == "false":
+            settings.setdefault("path.style.access", "true")
+        if not settings:
+            continue
+        if settings.get("endpoint", "").startswith("http://"):
+            settings["connection.ssl.enabled"] = "false"
+        if "access.key" in settings:
+            provider = "TemporaryAWSCredentialsProvider" if "session.token" in settings else "SimpleAWSCredentialsProvider"
+            settings["aws.credentials.provider"] = f"org.apache.hadoop.fs.s3a.{provider}"
+        bucket = _s3_bucket(catalog.warehouse)
+        prefix = f"spark.hadoop.fs.s3a.bucket.{bucket}." if bucket else "spark.hadoop.fs.s3a."
+        conf.update({prefix + key: value for key, value in settings.items()})
+        conf.update({"spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem", **S3A_BOUNDED})
+    return conf
+
+
+def _s3_bucket(warehouse: str | None) -> str | None:
+    parts = urlsplit(warehouse or "")
+    return parts.netloc or None if parts.scheme in ("s3", "s3a", "s3n") else None
 
 
 def iceberg_worker_threads() -> int:

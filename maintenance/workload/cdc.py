@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
@@ -65,8 +66,10 @@ class CdcResult:
         return asdict(self)
 
 
-def run_cdc_workload(spark: SparkSession, config: Config, ref: TableRef, options: CdcOptions) -> tuple[CdcResult, CdcModel]:
-    """Create or extend `ref` and write the commits; returns the summary and the model."""
+def run_cdc_workload(spark: SparkSession, config: Config, ref: TableRef, options: CdcOptions,
+                     progress: Callable[[int, int], None] = lambda done, total: None) -> tuple[CdcResult, CdcModel]:
+    """Create or extend `ref` and write the commits (`progress(done, total)` after each);
+    returns the summary and the model."""
     created = not table_exists(config, ref)
     if created:
         shape = options.shape
@@ -96,6 +99,7 @@ def run_cdc_workload(spark: SparkSession, config: Config, ref: TableRef, options
         with java_errors(f"commit CDC batch {commit + 1} to {ref}"):
             stats = writer.commit(batch, label=label, summary={"icemaint.workload": "cdc", "icemaint.workload.seed": str(options.seed)})
         result.commits += 1
+        progress(result.commits, options.commits)
         result.inserts += batch.inserts
         result.updates += batch.updates
         result.deletes += batch.deletes

@@ -6,7 +6,7 @@ snapshot's live files:
 - a data file is a **candidate** when it is outside the size range (below
   `min_file_size_ratio` x target or above `max_file_size_ratio` x target), or when deletes
   scoped to it alone (deletion vectors, file-scoped position deletes) delete at least
-  `delete_ratio` of its rows; partition-scoped deletes are not attributed to one file;
+  `delete_ratio_threshold` of its rows; partition-scoped deletes are not attributed to one file;
 - a partition's candidates are rewritten when there are at least `min_input_files` of
   them, when together (two or more) they exceed the target size, when one alone exceeds the
   maximum (it is split), or when one of them qualifies by its deletes;
@@ -123,7 +123,7 @@ def plan_compact(files: SnapshotFiles, current_spec_id: int, target_size: int, o
         if wanted and data.partition_path not in wanted:
             continue
         deleted = scoped_deletes.get(data.path, 0)
-        too_deleted = bool(data.records) and min(deleted, data.records) / data.records >= options.delete_ratio
+        too_deleted = bool(data.records) and min(deleted, data.records) / data.records >= options.delete_ratio_threshold
         if data.size < min_size or data.size > max_size or too_deleted:
             key = data.partition_key if data.spec_id == current_spec_id else (-1, ())  # older specs: one group
             by_partition[key].append(data)
@@ -152,7 +152,7 @@ def _worth_rewriting(candidates: Sequence[TableFile], target: int, max_size: flo
     many = len(candidates) > 1 and len(candidates) >= options.min_input_files
     enough_content = len(candidates) > 1 and total > target
     too_much_content = total > max_size
-    deleted = any(f.records and min(scoped_deletes.get(f.path, 0), f.records) / f.records >= options.delete_ratio for f in candidates)
+    deleted = any(f.records and min(scoped_deletes.get(f.path, 0), f.records) / f.records >= options.delete_ratio_threshold for f in candidates)
     return many or enough_content or too_much_content or deleted
 
 

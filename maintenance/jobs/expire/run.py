@@ -25,7 +25,7 @@ from maintenance.jobs.expire.files import (
     statistics_of,
 )
 from maintenance.jobs.expire.plan import ExpiryPlan, plan_expiry
-from maintenance.jobs.outcome import COMMITTED, JobOutcome
+from maintenance.jobs.outcome import COMMITTED, JobOutcome, attach_partial
 from maintenance.spark.jvm import JavaObject, java_long, jvm
 from maintenance.table.health import TableHealth
 from maintenance.table.references import NewestReferences
@@ -60,9 +60,7 @@ def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
     retained = retained_references(after, after.metadata.snapshots)
     statistics = [*statistics_of(before.metadata, {s.snapshot_id for s in expired}), *left.statistics]
     deletable = files_to_delete(after, [*expired, *earlier], statistics, retained, old_metadata_versions(after))
-    if deletable.paths:
-        ctx.delete_files(deletable.phases, NewestReferences(lambda: load_table(ctx.config, ctx.ref), retained, after.metadata_location))
-    return JobOutcome(
+    done = JobOutcome(
         COMMITTED,
         counters={
             **plan.counters(),
@@ -73,6 +71,13 @@ def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
             **deletable.counters(),
         },
     )
+    if deletable.paths:
+        try:
+            ctx.delete_files(deletable.phases, NewestReferences(lambda: load_table(ctx.config, ctx.ref), retained, after.metadata_location))
+        except BaseException as exc:
+            attach_partial(exc, done)  # the expiry is committed, whatever stopped the deletions
+            raise
+    return done
 
 
 def estimate(health: TableHealth) -> float:

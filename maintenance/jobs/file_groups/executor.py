@@ -70,6 +70,7 @@ class _Committed:
     data_files_added: int = 0
     delete_files_removed: int = 0
     bytes_written: int = 0
+    input_bytes: int = 0  # of the groups committed (progress)
     partitions: set[Any] = field(default_factory=set)
 
     def counters(self, planned: int) -> dict[str, Any]:
@@ -114,7 +115,9 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
                     except BaseException as exc:  # noqa: BLE001 (the first failure is raised below, after committing what finished)
                         failure = failure or exc
                         log.error("file group failed", partitions=len(group.partitions), first_partition=str(group.key), files=len(group.files), error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
-                ctx.progress("groups written", groups_written=committed.groups + len(pending), groups_planned=len(work.groups))
+                read = committed.input_bytes + sum(group.input_bytes for group, _ in pending)
+                ctx.progress("groups written", groups_written=committed.groups + len(pending), groups_planned=len(work.groups),
+                             mib_read=round(read / 2**20), mib_planned=round(sum(g.input_bytes for g in work.groups) / 2**20))
                 if len(pending) >= options.commit_every_groups:
                     commit_pending()
             commit_pending()
@@ -154,6 +157,7 @@ def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup,
     committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate))
     committed.snapshots += 1
     committed.groups += len(finished)
+    committed.input_bytes += sum(group.input_bytes for group, _ in finished)
     committed.data_files_rewritten += len(paths)
     committed.data_files_added += len(added)
     committed.delete_files_removed += len(drop)

@@ -13,9 +13,10 @@ DEFAULT_COMMIT_EVERY_GROUPS = 100
 
 @dataclass(frozen=True)
 class GroupOptions:
-    max_group_bytes: int = option(DEFAULT_MAX_GROUP_BYTES, SIZE, "At most this many input bytes are rewritten as one group (one Spark job, within one partition).")
+    max_group_bytes: int = option(DEFAULT_MAX_GROUP_BYTES, SIZE, "At most this many input bytes are rewritten as one group (one Spark job, within one partition).",
+                                  iceberg="max-file-group-size-bytes")
     max_concurrent_groups: int = option(DEFAULT_MAX_CONCURRENT_GROUPS, INTEGER_AT_LEAST_1,
-                                        "Groups rewritten at once on the shared Spark session.")
+                                        "Groups rewritten at once on the shared Spark session.", iceberg="max-concurrent-file-group-rewrites")
     commit_every_groups: int = option(DEFAULT_COMMIT_EVERY_GROUPS, INTEGER_AT_LEAST_1,
                                       "Commit (and verify) after this many groups: a failure later does not undo what was committed.")
     max_bytes_per_run: int | None = option(None, SIZE, "Rewrite at most this many input bytes per run; the rest waits for the next run.")

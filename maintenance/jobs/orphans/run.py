@@ -33,9 +33,8 @@ def run(ctx: JobContext, plan: OrphanPlan) -> JobOutcome:
     counters = plan.counters()
     if plan.empty:
         return JobOutcome(NOOP, counters=counters)
-    if plan.candidates:
-        deleted = ctx.delete_files([[f.location for f in plan.candidates]], references)
-        log.info("orphan files deleted", count=deleted.files, bytes=plan.bytes)
+    deleted = ctx.delete_files([[f.location for f in plan.candidates]], references)  # verified also when only folders go
+    log.info("orphan files deleted", count=deleted.files, bytes=plan.bytes)
     folders = remove_empty_folders(newest.location(), plan.staging_folders, ctx.fence)
     return JobOutcome(COMMITTED, counters={**counters, "staging_folders_removed": folders})
 
