@@ -54,7 +54,8 @@ def test_a_daemon_merge_reads_each_manifest_once_to_evaluate_and_once_in_the_job
     """The evaluation opens each manifest of the current snapshot exactly once (pyiceberg);
     the job and its commit together at most once more (the JVM, with Iceberg's manifest
     cache); the new snapshot's live manifests are read once more by the record, or, when the
-    run verifies, once by each engine in verification and not by the record."""
+    run verifies, by verification (the JVM every manifest the commit wrote, pyiceberg the
+    one adding files) and not by the record."""
     (tmp_path / "merge.yaml").write_text("name: merge\njobs:\n  merge:\n    when: {equality_delete_files: 1}\n    every: 1h\n"
                                          f"    verify: {str(verify).lower()}\n")
     policies = load_policies(tmp_path)
@@ -124,11 +125,13 @@ def test_a_daemon_merge_reads_each_manifest_once_to_evaluate_and_once_in_the_job
     assert set(opens.writes("commit")) == set(names(new_manifests)) - set(current) and sum(opens.writes("commit").values()) <= len(holding) + 1, measured
     written_live = names(live(new_manifests)) - current
     if verify:
-        # Verification reads only the manifests the commit wrote that hold live files, once
-        # by each engine: pyiceberg for the change's scope (the parent's files come from the
-        # evaluation's read), the JVM for the scope's scan tasks on the staged snapshot (the
-        # parent's, and the shared ones, from Iceberg's manifest cache). Nothing at publish.
-        assert opens.reads("verification") == written_live + written_live and pyiceberg["verification"] == sum(written_live.values()), measured
+        # Verification reads only manifests the commit wrote: the JVM each once, for Iceberg's
+        # diff of the staged snapshot (which files it removed; the scan tasks then come from
+        # Iceberg's manifest cache, the parent's as the shared ones), and pyiceberg the one
+        # adding files, for what it added (the parent's files come from the evaluation's
+        # read). Nothing at publish.
+        assert opens.reads("verification") == (names(new_manifests) - current) + written_live, measured
+        assert pyiceberg["verification"] == sum(written_live.values()), measured
         assert opens.reads("publish") == Counter(), measured
     # The run's record: the new snapshot's health, through pyiceberg, each of its manifests
     # holding a live file once (one left holding only deleted entries is not read), kept for

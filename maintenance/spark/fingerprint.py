@@ -19,7 +19,7 @@ column added since reads NULL, a promoted column is cast to its new type, droppe
 reordered columns follow the current schema). A schema change without a new snapshot
 therefore changes no fingerprint.
 
-`files_fingerprint` is the same sum over the rows of some data files of a snapshot only,
+`files_fingerprints` is the same sum over the rows of some data files of a snapshot only,
 each read through Iceberg's own scan task for it (planned by Iceberg on that snapshot, so
 with every delete Iceberg applies to it) in the table's current schema: what verifying a
 change needs (`table/change_scope.py` says which files, and why that is enough).
@@ -28,9 +28,13 @@ change needs (`table/change_scope.py` says which files, and why that is enough).
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
+
+import structlog
 
 from maintenance.catalogs import TableRef
 from maintenance.spark.errors import java_errors
@@ -42,6 +46,8 @@ from maintenance.table.files import TableFile
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
+
+log = structlog.get_logger(__name__)
 
 IcebergType = Any  # a type of Iceberg's schema JSON: a primitive's name, or a dict for struct/list/map
 _NULL_MASK_BITS = 62  # columns per NULL-mask long (a positive Java long)
@@ -87,23 +93,37 @@ def content_fingerprint(spark: SparkSession, ref: TableRef, snapshot_id: int | N
     return Fingerprint(table=str(ref), snapshot_id=snapshot_id, rows=int(row["rows"]), fingerprint=row["fingerprint"] or "0")
 
 
-def files_fingerprint(spark: SparkSession, table: JavaObject, name: str, snapshot_id: int, files: Sequence[TableFile],
-                      readable: Iterable[TableFile]) -> Fingerprint:
-    """The fingerprint of the rows of `files` (data files live in `snapshot_id`), every delete
-    Iceberg applies to them applied, in the table's current schema. `table`: the catalog's
-    Java table, refreshed to know the snapshot; `readable`: every file the reads may open
-    (data and deletes: `stream_reads.table_for_file_reads`). No file: nothing is read."""
+def files_fingerprints(spark: SparkSession, table: JavaObject, name: str, sides: Sequence[tuple[int, Sequence[TableFile]]],
+                       readable: Iterable[TableFile]) -> list[Fingerprint]:
+    """For each side (a snapshot and some of its live data files), the fingerprint of the
+    rows of those files, every delete Iceberg applies to them applied, in the table's
+    current schema. `table`: the catalog's Java table, refreshed to know the snapshots;
+    `readable`: every file the reads may open (data and deletes:
+    `stream_reads.table_for_file_reads`). The sides are read in one Spark job, their tasks
+    side by side; a side with no file reads nothing."""
     from pyspark.sql import functions as F
 
-    if not files:
-        return Fingerprint(table=name, snapshot_id=snapshot_id, rows=0, fingerprint="0")
-    with java_errors(f"fingerprint {len(files)} files of {name} at snapshot {snapshot_id}"):
-        tasks = PlannedTasks(spark, table, snapshot_id, [f.path for f in files], "verification")
-        schema = json.loads(jvm(spark).org.apache.iceberg.SchemaParser.toJson(table.schema()))
-        hashed = F.xxhash64(*canonical_columns(schema, schema)).cast("decimal(38,0)")
-        with staged_rows(spark, table_for_file_reads(spark, table, readable), tasks.for_group([f.path for f in files]).java) as frame:
-            row = frame.agg(F.count(F.lit(1)).alias("rows"), F.sum(hashed).cast("string").alias("fingerprint")).collect()[0]
-    return Fingerprint(table=name, snapshot_id=snapshot_id, rows=int(row["rows"]), fingerprint=row["fingerprint"] or "0")
+    wanted = [(i, snapshot_id, files) for i, (snapshot_id, files) in enumerate(sides) if files]
+    found = {i: (0, "0") for i in range(len(sides))}
+    if wanted:
+        with java_errors(f"fingerprint {sum(len(f) for _, _, f in wanted)} files of {name}"):
+            started = time.perf_counter()
+            planned = [PlannedTasks(spark, table, snapshot_id, [f.path for f in files], "verification").for_group([f.path for f in files]).java
+                       for _, snapshot_id, files in wanted]
+            log.debug("verification tasks planned", sides=len(wanted), seconds=round(time.perf_counter() - started, 3))
+            schema = json.loads(jvm(spark).org.apache.iceberg.SchemaParser.toJson(table.schema()))
+            reads = table_for_file_reads(spark, table, readable)
+            with ExitStack() as staged:
+                columns = [column.alias(f"c{j}") for j, column in enumerate(canonical_columns(schema, schema))]
+                frames = [staged.enter_context(staged_rows(spark, reads, tasks)).select(F.lit(i).alias("side"), *columns)
+                          for (i, _, _), tasks in zip(wanted, planned)]
+                union = frames[0]
+                for frame in frames[1:]:
+                    union = union.unionAll(frame)
+                hashed = F.xxhash64(*[F.col(c) for c in union.columns[1:]]).cast("decimal(38,0)")
+                rows = union.groupBy("side").agg(F.count(F.lit(1)).alias("rows"), F.sum(hashed).cast("string").alias("fingerprint")).collect()
+            found.update({int(r["side"]): (int(r["rows"]), r["fingerprint"] or "0") for r in rows})
+    return [Fingerprint(table=name, snapshot_id=snapshot_id, rows=found[i][0], fingerprint=found[i][1]) for i, (snapshot_id, _) in enumerate(sides)]
 
 
 def canonical_columns(read_schema: dict[str, Any], current_schema: dict[str, Any]) -> list[Column]:

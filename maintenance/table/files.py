@@ -237,6 +237,31 @@ def snapshot_files(table: Table, snapshot_id: int | None = None, *, reuse: Snaps
     return result
 
 
+def child_snapshot_files(table: Table, parent: SnapshotFiles, snapshot_id: int, removed: set[str]) -> SnapshotFiles | None:
+    """The live files of `snapshot_id`, a child of `parent`, without reading the manifests it
+    rewrote: the parent's files but those `removed` (record keys: Iceberg's diff of the
+    child), plus the entries the child ADDED (only the manifests it wrote that add files are
+    read). Checked against the child's manifest list, whose live-file counts must add up to
+    the result; None when they do not (the caller reads the child in full)."""
+    snapshot = table.snapshot_by_id(snapshot_id)
+    if snapshot is None or snapshot.parent_snapshot_id != parent.snapshot_id:
+        return None
+    specs, schema = table.specs(), table.schema()
+    manifests = snapshot.manifests(table.io)
+    adding = [m for m in manifests if m.added_snapshot_id == snapshot_id and m.has_added_files()]
+    added = [_table_file(e, specs, schema, m.manifest_path) for m in adding for e in read_manifest(table.io, m, discard_deleted=True)
+             if e.status == ManifestEntryStatus.ADDED]
+    kept = [f for f in parent.files if f.key not in removed]
+    files = [*kept, *added]
+    live = sum((m.added_files_count or 0) + (m.existing_files_count or 0) for m in manifests)
+    if live != len(files) or len(parent.files) - len(kept) != len(removed):
+        return None
+    child = SnapshotFiles(parent.table_uuid, snapshot_id, snapshot.sequence_number or 0, parent.format_version, schema, specs, files,
+                          [_manifest_info(m) for m in manifests])
+    CACHE.put((parent.table_uuid, snapshot_id), child)
+    return child
+
+
 def _one_line(exc: OSError) -> str:
     """pyarrow's message, without its multi-line detail ("Failed to open local file 'x'")."""
     return str(exc).split(". Detail:")[0].splitlines()[0] if str(exc) else type(exc).__name__

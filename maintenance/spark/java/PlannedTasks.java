@@ -11,6 +11,7 @@ import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
 import org.apache.iceberg.RewriteFiles;
+import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.io.CloseableIterable;
 
@@ -119,6 +120,25 @@ public class PlannedTasks {
       }
     }
     return deletesByKey;
+  }
+
+  /**
+   * The record keys of every data and delete file a snapshot removed, newline-separated:
+   * Iceberg's own diff (the DELETED entries of the manifests the snapshot wrote), read in the
+   * JVM (verification's scope, maintenance/jobs/verification.py).
+   */
+  public String removedKeys(Table table, String snapshotId) {
+    Snapshot snapshot = table.snapshot(Long.parseLong(snapshotId));
+    StringBuilder keys = new StringBuilder();
+    Iterator data = snapshot.removedDataFiles(table.io()).iterator();
+    while (data.hasNext()) {
+      keys.append(((DataFile) data.next()).location()).append('\n');
+    }
+    Iterator deletes = snapshot.removedDeleteFiles(table.io()).iterator();
+    while (deletes.hasNext()) {
+      keys.append(recordKey((DeleteFile) deletes.next())).append('\n');
+    }
+    return keys.toString();
   }
 
   private static String recordKey(DeleteFile delete) {
