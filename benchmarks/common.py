@@ -23,6 +23,23 @@ def fresh_embedded(prefix: str, spark_master: str | None = None, home: str | Non
     return config, get_spark(config)
 
 
+def generate_cdc(spark, config, name: str, *, rows: int, commits: int, partitions: int, seed: int, updates: float = 0.05,  # type: ignore[no-untyped-def]
+                 deletes: float = 0.01) -> tuple[Any, float]:
+    """A generated CDC table of `partitions` identity partitions (5% updates, 1% deletes by
+    default): its ref, and how long generating it took."""
+    import time
+
+    from maintenance.catalogs import parse_table_ref
+    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
+    from maintenance.workload.shape import TableShape
+
+    ref = parse_table_ref(name, config)
+    started = time.perf_counter()
+    run_cdc_workload(spark, config, ref, CdcOptions(rows=rows, commits=commits, update_ratio=updates, delete_ratio=deletes,
+                                                    shape=TableShape("identity", partitions, "single"), seed=seed))
+    return ref, time.perf_counter() - started
+
+
 def write_json(path: str | None, value: Any) -> None:
     """The measurements for `benchmarks/report.py`, when it asked for them."""
     if path:

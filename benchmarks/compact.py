@@ -22,7 +22,7 @@ import argparse
 import statistics
 import time
 
-from common import floor_copy, fresh_embedded, io_counters, median_seconds, reset_to, write_json
+from common import floor_copy, fresh_embedded, generate_cdc, io_counters, median_seconds, reset_to, write_json
 
 
 def main() -> None:
@@ -40,15 +40,10 @@ def main() -> None:
     from maintenance.catalogs import load_table, parse_table_ref
     from maintenance.jobs.runner import run_job
     from maintenance.spark.fingerprint import content_fingerprint
-    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
-    from maintenance.workload.shape import TableShape
 
     target = int(args.target_mib * 2**20)
-    ref = parse_table_ref("bench.appends", config)
-    started = time.perf_counter()
-    run_cdc_workload(spark, config, ref, CdcOptions(rows=args.rows, commits=args.commits, update_ratio=0.0, delete_ratio=0.0,
-                                                    shape=TableShape("identity", args.partitions, "single"), seed=11))
-    generate_s = time.perf_counter() - started
+    ref, generate_s = generate_cdc(spark, config, "bench.appends", rows=args.rows, commits=args.commits, partitions=args.partitions, seed=11,
+                                   updates=0.0, deletes=0.0)
     spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('write.target-file-size-bytes'='{target}')")
     generated = load_table(config, ref).metadata.current_snapshot_id
     expected = content_fingerprint(spark, ref)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from common import fresh_embedded, median_seconds, reset_to, write_json
+from common import fresh_embedded, generate_cdc, median_seconds, reset_to, write_json
 
 
 def main() -> None:
@@ -30,19 +30,13 @@ def main() -> None:
     args = parser.parse_args()
 
     config, spark = fresh_embedded("manifests")
-    from maintenance.catalogs import load_table, parse_table_ref
+    from maintenance.catalogs import load_table
     from maintenance.jobs.runner import run_job
     from maintenance.spark.jvm import load_java_table
     from maintenance.table.files import CACHE
     from maintenance.table.health import table_health
-    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
-    from maintenance.workload.shape import TableShape
 
-    ref = parse_table_ref("bench.commits", config)
-    started = time.perf_counter()
-    run_cdc_workload(spark, config, ref, CdcOptions(rows=args.rows, commits=args.commits, update_ratio=0.05, delete_ratio=0.01,
-                                                    shape=TableShape("identity", args.partitions, "single"), seed=3))
-    generate_s = time.perf_counter() - started
+    ref, generate_s = generate_cdc(spark, config, "bench.commits", rows=args.rows, commits=args.commits, partitions=args.partitions, seed=3)
     generated = load_table(config, ref).metadata.current_snapshot_id
 
     def measure(stage: str, job_s: float | None = None) -> dict:

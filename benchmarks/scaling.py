@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import fresh_embedded, reset_to, write_json
+from common import fresh_embedded, generate_cdc, reset_to, write_json
 
 HERE = Path(__file__).resolve().parent
 # (Spark master, max_concurrent_groups, max_group_bytes as a share of the table's bytes: None is the default)
@@ -47,17 +47,11 @@ def main() -> None:
 
     home = tempfile.mkdtemp(prefix="icemaint-bench-scaling-")
     config, spark = fresh_embedded("scaling", home=home)
-    from maintenance.catalogs import load_table, parse_table_ref
+    from maintenance.catalogs import load_table
     from maintenance.spark.fingerprint import content_fingerprint
     from maintenance.table.health import table_health
-    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
-    from maintenance.workload.shape import TableShape
 
-    ref = parse_table_ref("bench.partitions", config)
-    started = time.perf_counter()
-    run_cdc_workload(spark, config, ref, CdcOptions(rows=args.rows, commits=args.commits, update_ratio=0.05, delete_ratio=0.01,
-                                                    shape=TableShape("identity", args.partitions, "single"), seed=5))
-    generate_s = time.perf_counter() - started
+    ref, generate_s = generate_cdc(spark, config, "bench.partitions", rows=args.rows, commits=args.commits, partitions=args.partitions, seed=5)
     table = load_table(config, ref)
     health = table_health(str(ref), table, small_file_bytes=config.health.small_file_bytes)
     snapshot_id = table.metadata.current_snapshot_id

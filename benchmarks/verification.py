@@ -26,7 +26,7 @@ import statistics
 import time
 from pathlib import Path
 
-from common import fresh_embedded, io_counters, reset_to, write_json
+from common import fresh_embedded, generate_cdc, io_counters, reset_to, write_json
 
 
 def main() -> None:
@@ -39,17 +39,11 @@ def main() -> None:
     args = parser.parse_args()
 
     config, spark = fresh_embedded("verification")
-    from maintenance.catalogs import load_table, parse_table_ref
+    from maintenance.catalogs import load_table
     from maintenance.jobs.runner import run_job
     from maintenance.table.files import snapshot_files
-    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
-    from maintenance.workload.shape import TableShape
 
-    ref = parse_table_ref("bench.cdc", config)
-    started = time.perf_counter()
-    run_cdc_workload(spark, config, ref, CdcOptions(rows=args.rows, commits=args.commits, update_ratio=0.05, delete_ratio=0.01,
-                                                    shape=TableShape("identity", args.partitions, "single"), seed=5))
-    generate_s = time.perf_counter() - started
+    ref, generate_s = generate_cdc(spark, config, "bench.cdc", rows=args.rows, commits=args.commits, partitions=args.partitions, seed=5)
     table = load_table(config, ref)
     generated = table.metadata.current_snapshot_id
     files = snapshot_files(table)
