@@ -151,6 +151,8 @@ def test_daemon_processes_a_table_and_stops_cleanly_on_sigterm(tmp_path: Path, s
         status, metrics = http_get(port, "/metrics")
         assert status == 200 and 'icemaint_jobs_total{job="merge",status="committed"} 1.0' in metrics
         assert f'icemaint_seconds_since_last_success{{job="merge",table="{ref}"}}' in metrics
+        assert f'icemaint_last_success_timestamp_seconds{{job="merge",table="{ref}"}}' in metrics  # from the state database
+        assert 'icemaint_build_info{version="' in metrics
     finally:
         code = stop_daemon(process, log)
 

@@ -14,6 +14,8 @@ from maintenance.config import Config
 from maintenance.jobs.outcome import COMMITTED, FAILED
 from maintenance.jobs.runner import run_job
 from maintenance.spark.jvm import load_java_table
+from maintenance.table.change_scope import entries_digest
+from maintenance.table.files import child_snapshot_files, snapshot_files
 from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
@@ -276,3 +278,29 @@ def test_manifests_refuses_a_v3_table_whose_row_ids_icebergs_action_would_renumb
     assert len(list(actions.rewriteManifests(load_java_table(spark, ref)).execute().addedManifests())) > 0
     missing, extra = lineage.differences()
     assert missing == extra == 300 - 30, "Iceberg's rewriteManifests now keeps row ids on v3: enable format 3 for MANIFESTS"
+
+
+def test_a_data_files_first_row_id_reads_as_iceberg_plans_it_in_its_first_manifest_and_after_a_rewrite_of_it(spark, config: Config) -> None:
+    """A data file's first row id is inherited from its manifest while its entry is the ADDED
+    one (null in the file) and written out once a commit rewrites that manifest (EXISTING):
+    both must read the same, as Iceberg's planner gives it, or the same snapshot would read
+    differently from a full read and from its parent plus the diff (EXPIRE's verification
+    compared the two and failed)."""
+    ref = fresh_ref(config, "v3rowids")
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id bigint, part int) USING iceberg PARTITIONED BY (part) TBLPROPERTIES ('format-version'='3')")
+    for batch in range(3):
+        spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, cast(id % 3 as int) FROM range({batch * 90}, {(batch + 1) * 90})")
+    before = load_table(config, ref)
+    parent = snapshot_files(before, cached=False)
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE part = 1")  # whole files: their manifests are rewritten, the rest EXISTING
+    table = load_table(config, ref)
+    child_id = table.metadata.current_snapshot_id
+    iceberg = {str(task.file().location()): int(task.file().firstRowId()) for task in planned_tasks(load_java_table(spark, ref))}
+
+    full = snapshot_files(table, child_id, cached=False)
+    derived = child_snapshot_files(table, parent, child_id, {f.key for f in parent.files if f.partition_path == "part=1"})
+
+    assert len(iceberg) == 6 and {f.path: f.first_row_id for f in full.data} == iceberg
+    assert derived is not None and {f.path: f.first_row_id for f in derived.data} == iceberg
+    assert entries_digest(derived) == entries_digest(full)

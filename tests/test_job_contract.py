@@ -56,7 +56,7 @@ def samples(kind: Kind) -> tuple[list[str], list[str]]:
         low = kind.minimum
         return [str(low), f" {low + 41} ", f"+{low + 1}", f"0{low + 16}"], [str(low - 1), f"{low + 1}.5", "many", ""]
     if isinstance(kind, Duration):
-        return ["90m", "2h", "5400", " 3d "], ["soon", "-5", "5 parsecs", ""]
+        return ["90m", "2h", "5400s", " 3d "], ["soon", "-5", "5 parsecs", ""]
     if isinstance(kind, Size):
         return ["512MiB", "1048576", "64m", "1.5KiB"], ["0", "-1", "0.5", "lots", ""]
     if isinstance(kind, Fraction):

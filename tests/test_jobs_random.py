@@ -67,6 +67,13 @@ def job_options(job: str, argument: object) -> dict:
     seed=0,
     version=3,
 )
+@example(  # CI, 2026-11-26: EXPIRE failed after ORPHANS, two MERGEs and a CONVERT on format 3
+    shape=TableShape("bucket", 2, "composite"),
+    plan=[("orphans", None), ("merge", "id_bucket=0"), ("merge", "id_bucket=0"), ("convert", "id_bucket=0"), ("expire", 2),
+          ("cdc", 338, 2, 0.13533147859743824, 0.0)],
+    seed=84,
+    version=3,
+)
 def test_interleaved_workload_and_jobs_keep_the_model(spark, config, shape: TableShape, plan: list, seed: int, version: int) -> None:
     ref = fresh_ref(config, "rand")
     model = None

@@ -4,19 +4,25 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
+from maintenance import __version__
 from maintenance.jobs.counters import BYTES_WRITTEN, FILES_DELETED, FILES_REPLACED
 from maintenance.jobs.outcome import COMMITTED, FENCED, NOOP, JobResult
+from maintenance.state.database import StateUnavailableError
 from maintenance.table.health import TableHealth
 
 
 class DaemonMetrics:
-    def __init__(self) -> None:
+    def __init__(self, last_successes: Callable[[], dict[tuple[str, str], int]] | None = None) -> None:
+        """`last_successes`: (table, job) -> ms of the newest successful run, from the state
+        database (so the metric survives restarts and counts every daemon's and cron's runs)."""
         self.registry = CollectorRegistry()
         r = self.registry
+        Gauge("icemaint_build_info", "icemaint's version (always 1)", ["version"], registry=r).labels(__version__).set(1)
         self.jobs = Counter("icemaint_jobs", "Job runs by job and status", ["job", "status"], registry=r)
         self.duration = Histogram("icemaint_job_duration_seconds", "Job run time", ["job"], registry=r,
                                   buckets=(1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, float("inf")))
@@ -34,6 +40,8 @@ class DaemonMetrics:
         self._lock = threading.Lock()
         self._last_success: dict[tuple[str, str], float] = {}
         r.register(_SinceLastSuccess(self))
+        if last_successes is not None:
+            r.register(_LastSuccessFromState(last_successes))
 
     def observe_result(self, result: JobResult) -> None:
         self.jobs.labels(result.job, result.status).inc()
@@ -70,4 +78,23 @@ class _SinceLastSuccess:
         now = time.time()
         for (table, job), at in sorted(self.metrics.last_successes().items()):
             family.add_metric([table, job], now - at)
+        yield family
+
+
+class _LastSuccessFromState:
+    """When each (table, job) last succeeded, read from the state database at scrape time; no
+    series while the database cannot be read (`icemaint_dependency_up` says why)."""
+
+    def __init__(self, read: Callable[[], dict[tuple[str, str], int]]) -> None:
+        self.read = read
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        family = GaugeMetricFamily("icemaint_last_success_timestamp_seconds", "When the job last committed or found nothing to do (any holder's run, "
+                                   "from the state database)", labels=["table", "job"])
+        try:
+            found = self.read()
+        except StateUnavailableError:
+            found = {}
+        for (table, job), at_ms in sorted(found.items()):
+            family.add_metric([table, job], at_ms / 1000)
         yield family

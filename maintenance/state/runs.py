@@ -108,6 +108,13 @@ class RunStore:
         with unavailable_as_error(), self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())
 
+    def last_successes(self) -> dict[tuple[str, str], int]:
+        """(table, job) -> when its newest `committed` or `noop` run ended (ms, database clock)."""
+        query = (select(runs.c.table_name, runs.c.job, func.max(runs.c.ended_at_ms)).where(runs.c.status.in_((COMMITTED, NOOP)))
+                 .group_by(runs.c.table_name, runs.c.job))
+        with unavailable_as_error(), self.engine.connect() as conn:
+            return {(r[0], r[1]): int(r[2]) for r in conn.execute(query).all() if r[2] is not None}
+
     def latest_per_job(self) -> list[RunRecord]:
         """The newest run of every (table, job) that was not `skipped`, in one query (the
         status page's overview: a skipped run did nothing and says nothing about the table).

@@ -9,7 +9,10 @@ and the daemon's evaluation and the job that follows under the lease share one r
 
 Manifests are read with the format-3 entry schema whatever the table's version, so the
 fields v3 added (`referenced_data_file`, `content_offset`, `first_row_id`) are there when a
-writer set them; older entries simply have none.
+writer set them; older entries simply have none. Manifest lists are read with the format-3
+schema too, so a data file's `first_row_id` is inherited from its manifest's as Iceberg's
+`ManifestReader` does: the same entry then reads the same whether it is the ADDED entry of
+its first manifest (null, inherited) or an EXISTING entry of a rewritten one (written out).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pyiceberg.avro.file import AvroFile
 from pyiceberg.io import FileIO
 from pyiceberg.manifest import (
     MANIFEST_ENTRY_SCHEMAS,
+    MANIFEST_LIST_FILE_SCHEMAS,
     DataFile,
     DataFileContent,
     FileFormat,
@@ -35,11 +39,13 @@ from pyiceberg.manifest import (
     ManifestEntry,
     ManifestEntryStatus,
     ManifestFile,
+    PartitionFieldSummary,
     _inherit_from_manifest,
 )
 from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.transforms import VoidTransform
 
 from maintenance.errors import UnknownSnapshotError, UnreadableMetadataError
@@ -49,6 +55,7 @@ from maintenance.table.stats import ColumnStats
 
 PartitionKey = tuple[int, tuple[Any, ...]]  # (spec id, partition values)
 _V3_FIELDS = 16  # first_row_id, referenced_data_file, content_offset, content_size_in_bytes follow
+_MANIFEST_FIRST_ROW_ID = 15  # position of first_row_id in the format-3 manifest list record
 
 
 class Content(IntEnum):
@@ -225,7 +232,7 @@ def snapshot_files(table: Table, snapshot_id: int | None = None, *, reuse: Snaps
     schema = table.schema()
     known = _files_by_manifest(reuse) if reuse is not None and reuse.table_uuid == key[0] else {}
     try:
-        manifests = snapshot.manifests(table.io)
+        manifests = snapshot_manifests(table.io, snapshot)
         files = [f for m in manifests if m.manifest_path in known for f in known[m.manifest_path]]
         files += [_table_file(entry, specs, schema, manifest.manifest_path)
                   for manifest, entries in live_entries(table.io, [m for m in manifests if m.manifest_path not in known]) for entry in entries]
@@ -247,7 +254,7 @@ def child_snapshot_files(table: Table, parent: SnapshotFiles, snapshot_id: int, 
     if snapshot is None or snapshot.parent_snapshot_id != parent.snapshot_id:
         return None
     specs, schema = table.specs(), table.schema()
-    manifests = snapshot.manifests(table.io)
+    manifests = snapshot_manifests(table.io, snapshot)
     adding = [m for m in manifests if m.added_snapshot_id == snapshot_id and m.has_added_files()]
     added = [_table_file(e, specs, schema, m.manifest_path) for m in adding for e in read_manifest(table.io, m, discard_deleted=True)
              if e.status == ManifestEntryStatus.ADDED]
@@ -283,8 +290,23 @@ def _files_by_manifest(files: SnapshotFiles) -> dict[str, list[TableFile]]:
     return by_manifest
 
 
+def snapshot_manifests(io: FileIO, snapshot: Snapshot) -> list[ManifestFile]:
+    """A snapshot's manifest list, read with the format-3 schema (a superset of v1 and v2),
+    so each manifest's `first_row_id` is there when the writer set it."""
+    if not snapshot.manifest_list:
+        return []
+    with AvroFile[ManifestFile](
+        io.new_input(snapshot.manifest_list),
+        MANIFEST_LIST_FILE_SCHEMAS[3],
+        read_types={-1: ManifestFile, 508: PartitionFieldSummary},
+        read_enums={517: ManifestContent},
+    ) as reader:
+        return list(reader)
+
+
 def read_manifest(io: FileIO, manifest: ManifestFile, *, discard_deleted: bool) -> list[ManifestEntry]:
-    """One manifest's entries, read with the v3 entry schema (a superset of v1 and v2)."""
+    """One manifest's entries, read with the v3 entry schema (a superset of v1 and v2),
+    sequence numbers and first row ids inherited."""
     CACHE.manifests_read += 1
     with AvroFile[ManifestEntry](
         io.new_input(manifest.manifest_path),
@@ -292,7 +314,27 @@ def read_manifest(io: FileIO, manifest: ManifestFile, *, discard_deleted: bool) 
         read_types={-1: ManifestEntry, 2: DataFile},
         read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent},
     ) as reader:
-        return [_inherit_from_manifest(e, manifest) for e in reader if not discard_deleted or e.status != ManifestEntryStatus.DELETED]
+        entries = [_inherit_from_manifest(e, manifest) for e in reader]
+    _inherit_first_row_ids(entries, manifest)
+    return [e for e in entries if not discard_deleted or e.status != ManifestEntryStatus.DELETED]
+
+
+def _inherit_first_row_ids(entries: list[ManifestEntry], manifest: ManifestFile) -> None:
+    """Row lineage as Iceberg's `ManifestReader.idAssigner` gives it: in a data manifest with
+    a first row id, each live data file without one gets the next ids, in manifest order; in
+    a data manifest without one (written before an upgrade to v3), no file has any."""
+    if manifest.content != ManifestContent.DATA:
+        return
+    next_row_id = manifest[_MANIFEST_FIRST_ROW_ID] if len(manifest) > _MANIFEST_FIRST_ROW_ID else None
+    for entry in entries:
+        f = entry.data_file
+        if len(f) <= _V3_FIELDS:
+            return
+        if next_row_id is None:
+            f[_V3_FIELDS] = None
+        elif entry.status != ManifestEntryStatus.DELETED and f[_V3_FIELDS] is None:
+            f[_V3_FIELDS] = next_row_id
+            next_row_id += f.record_count
 
 
 def _manifest_info(manifest: ManifestFile) -> ManifestInfo:
