@@ -20,7 +20,7 @@ from maintenance.jobs.runner import run_job
 from maintenance.jobs.spec import JobSpec
 from maintenance.policy.loader import PolicyError, load_policy_file
 from maintenance.policy.resolve import policy_for
-from tests.conftest import CdcFactory
+from tests.conftest import CdcFactory, fresh_ref
 from tests.file_checks import local, plant
 from tests.test_cli import in_process
 
@@ -182,3 +182,19 @@ def test_nothing_outside_a_jobs_folder_and_the_registry_knows_the_job() -> None:
             found += [(relative, hit) for hit in imports]
             found += [(relative, hit) for hit in literals if (hit, relative) not in allowed_literals]
     assert found == []
+
+
+def test_a_job_with_nothing_to_do_says_why_in_one_line(spark, config, capsys: pytest.CaptureFixture[str]) -> None:
+    """On a table of one small commit every job has nothing to do: its dry run and its run
+    say so and why (the rule and its thresholds), in the text title and as `reason`."""
+    ref = fresh_ref(config, "idle")
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id bigint, v string) USING iceberg TBLPROPERTIES ('format-version'='2')")
+    spark.sql(f"INSERT INTO {ref.spark_name} VALUES (1, 'a'), (2, 'b')")
+    for spec in registry.JOBS:
+        code, out, _ = in_process(capsys, spec.name, str(ref), "--dry-run")
+        title = out.splitlines()[0]
+        assert code == 0 and title.startswith(f"{spec.name} {ref}: noop, ") and len(title) > len(f"{spec.name} {ref}: noop, ") + 20, out
+        code, out, _ = in_process(capsys, spec.name, str(ref), "--json")
+        result = json.loads(out)
+        assert code == 0 and result["status"] == NOOP and result["reason"] == title.split(": noop, ", 1)[1], (spec.name, result)

@@ -31,6 +31,11 @@ def files_by_partition(spark, ref: TableRef) -> dict[str, set[str]]:  # type: ig
     return out
 
 
+def data_file_paths(spark, ref: TableRef) -> set[str]:  # type: ignore[no-untyped-def]
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    return {r.file_path for r in spark.sql(f"SELECT file_path FROM {ref.spark_name}.data_files").collect()}
+
+
 @pytest.mark.parametrize("shape", [TableShape("identity", 3, "single"), TableShape("none", 3, "single"), TableShape("bucket", 2, "composite")], ids=lambda s: s.encode())
 def test_merge_leaves_no_delete_files(spark, config: Config, cdc_table: CdcFactory, shape: TableShape) -> None:
     ref, _, model = cdc_table(shape=shape, rows=3000, commits=6, update_ratio=0.2, delete_ratio=0.05)
@@ -137,3 +142,27 @@ def test_cli_merge_json(spark, home, config: Config, cdc_table: CdcFactory, caps
     assert code == 0 and result["status"] == "committed" and result["content_verified"] is True
     health = table_health(str(ref), load_table(config, ref), small_file_bytes=1)
     assert (health.position_delete_files, health.equality_delete_files) == (0, 0)
+
+
+def test_a_dry_run_lists_the_groups_the_run_then_rewrites(spark, config: Config, cdc_table: CdcFactory, capsys: pytest.CaptureFixture[str]) -> None:
+    """The plan holds the groups: `merge --dry-run --json` lists them, ranked and within the
+    budget, and the run rewrites exactly those files, one group each, and nothing else
+    (what it replaced is read from the table, not from the job)."""
+    ref, _, model = cdc_table(shape=TableShape("identity", 4, "single"), rows=4000, commits=5, update_ratio=0.3, delete_ratio=0.05)
+    before = data_file_paths(spark, ref)
+    table_bytes = table_health(str(ref), load_table(config, ref), small_file_bytes=1).data_bytes
+    budget = str(table_bytes // 2)
+
+    code, out, _ = in_process(capsys, "merge", str(ref), "--dry-run", "--json", "--max-bytes-per-run", budget, "--max-group-bytes", str(table_bytes // 8))
+    planned = json.loads(out)
+    code_run, out_run, _ = in_process(capsys, "merge", str(ref), "--json", "--max-bytes-per-run", budget, "--max-group-bytes", str(table_bytes // 8))
+    result = json.loads(out_run)
+
+    assert code == 0 and planned["status"] == "planned" and planned["groups_deferred"] > 0, planned
+    groups = planned["groups"]
+    assert len(groups) == planned["groups_planned"] > 0 and sum(g["input_bytes"] for g in groups) <= int(budget)
+    assert all(len(g["files"]) == g["data_files"] for g in groups)
+    assert code_run == 0 and result["status"] == COMMITTED and result["groups_rewritten"] == len(groups), result
+    after = data_file_paths(spark, ref)
+    assert before - after == {path for g in groups for path in g["files"]}
+    assert spark_rows(spark, ref) == model_rows(model)

@@ -29,6 +29,7 @@ from maintenance.jobs.file_groups.deletes import DroppableDeletes, delete_reach
 from maintenance.jobs.file_groups.grouping import expected_files, plan_groups, split_size, within_budget, writer_measures
 from maintenance.jobs.manifests.options import ManifestsOptions
 from maintenance.jobs.manifests.plan import plan_manifests
+from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.merge.plan import plan_merge
 from maintenance.jobs.options import DURATION, SIZE, STRINGS, OptionError
 from maintenance.jobs.rewrite.plan import plan_rewrite
@@ -36,6 +37,7 @@ from maintenance.policy.triggers import fired
 from maintenance.schedule.planner import reader_cost
 from maintenance.table.files import Content, ManifestInfo, SnapshotFiles, TableFile
 from maintenance.table.health import TableHealth, count_files
+from maintenance.table.reader_cost import DELETE_RECORD_BYTES, OPEN_COST_BYTES
 from maintenance.table.stats import ColumnStats
 
 SCHEMA = Schema(NestedField(1, "id", LongType(), required=False), NestedField(2, "region", StringType(), required=False))
@@ -119,7 +121,7 @@ def test_merge_targets_every_file_a_delete_applies_to_and_packs_small_ones() -> 
     plan = plan_merge(snapshot(hit, untouched_small, other_region, file_scoped, partition_scoped), current_spec_id=1, small_file_bytes=100)
     assert {t.path for t in plan.targets} == {hit.path, untouched_small.path, other_region.path}
     assert {d.path for d in plan.deletes} == {file_scoped.path, partition_scoped.path}
-    scoped = plan_merge(snapshot(hit, other_region, file_scoped, partition_scoped), current_spec_id=1, partitions=("region=b",))
+    scoped = plan_merge(snapshot(hit, other_region, file_scoped, partition_scoped), current_spec_id=1, options=MergeOptions(partitions=("region=b",)))
     assert {t.path for t in scoped.targets} == {other_region.path} and {d.path for d in scoped.deletes} == {partition_scoped.path}
 
 
@@ -179,6 +181,30 @@ def test_groups_are_bounded_and_a_budget_keeps_the_largest_first() -> None:
     assert sorted(len(g.files) for g in groups) == [1, 2, 2] and all(g.input_bytes <= 100 for g in groups)
     assert [g.input_bytes for g in within_budget(groups, 150)] == [80, 40]  # the second 80 does not fit; the 40 does
     assert len(within_budget(groups, 1)) == 1  # always at least one group
+
+
+def test_the_budget_goes_to_the_groups_readers_suffer_from_most_per_byte_not_the_largest() -> None:
+    """Model (`file_groups.plan`): a group's benefit is an open and the entries of every
+    delete applying to one of its files, per file it applies to, plus an open per file it
+    removes; divided by its input bytes. Region a: 400 bytes under one small delete; region
+    b: 100 bytes under three deletes of 50 entries: b first, a left for the next run."""
+    big = [data(1, "a", size=100, records=100) for _ in range(4)]
+    small = [data(1, "b", size=100, records=100)]
+    a_delete, b_deletes = pos(2, "a", records=1), [pos(2, "b", records=50) for _ in range(3)]
+    files = snapshot(*big, *small, a_delete, *b_deletes)
+
+    plan = plan_merge(files, current_spec_id=1, options=MergeOptions(max_bytes_per_run=150, max_group_bytes=1000))
+
+    assert [g.partitions for g in plan.groups] == [((1, ("b",)),)] and plan.groups_deferred == 1
+    assert plan.reach[b_deletes[0].key] == {small[0].path} and plan.reach[a_delete.key] == {f.path for f in big}
+    whole = plan_merge(files, current_spec_id=1, options=MergeOptions(max_group_bytes=1000))
+    b_first, a_second = whole.groups
+    assert b_first.reader_benefit / b_first.input_bytes > a_second.reader_benefit / a_second.input_bytes
+    assert b_first.reader_benefit == 3 * OPEN_COST_BYTES + 150 * DELETE_RECORD_BYTES  # one file, nothing fewer
+    assert a_second.reader_benefit == 4 * (OPEN_COST_BYTES + DELETE_RECORD_BYTES) + 3 * OPEN_COST_BYTES  # four files into one
+    listed = whole.counters(detail=True)
+    assert listed["groups_planned"] == 2 and [g["files"] for g in listed["groups"]] == [[small[0].path], sorted(f.path for f in big)]
+    assert [g["expected_output_files"] for g in listed["groups"]] == [1, 1] and listed["groups"][1]["partitions"] == ["region=a"]
 
 
 def test_a_delete_is_dropped_only_with_the_last_data_file_it_reaches() -> None:

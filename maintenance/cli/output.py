@@ -32,7 +32,7 @@ def emit_fields(title: str, fields: Mapping[str, Any], *, skip: tuple[str, ...] 
     for key, value in fields.items():
         if key in skip or not isinstance(value, (list, dict)):
             continue
-        items = [f"{k}: {v}" for k, v in value.items()] if isinstance(value, dict) else [str(v) for v in value]
+        items = [f"{k}: {v}" for k, v in value.items()] if isinstance(value, dict) else [_item(v) for v in value]
         if not items:
             continue
         click.echo(f"  {key} ({len(items):,}):")
@@ -40,6 +40,19 @@ def emit_fields(title: str, fields: Mapping[str, Any], *, skip: tuple[str, ...] 
             click.echo(f"    {item}")
         if len(items) > LIST_ITEMS_SHOWN:
             click.echo(f"    … and {len(items) - LIST_ITEMS_SHOWN:,} more (--json lists them all)")
+
+
+def _item(value: Any) -> str:
+    """A list item on one line: a mapping (a MERGE group) as `key=value` pairs, its lists by
+    their first entries or their count."""
+    if not isinstance(value, Mapping):
+        return str(value)
+    parts = []
+    for key, inner in value.items():
+        if isinstance(inner, (list, tuple)):
+            inner = ",".join(map(str, inner)) if len(inner) <= 3 else f"{len(inner):,} ({inner[0]}, …)"
+        parts.append(f"{key}={inner}")
+    return " ".join(parts)
 
 
 def emit_rows(rows: list[Mapping[str, Any]], columns: list[str]) -> None:
@@ -61,6 +74,9 @@ def report(result: JobResult, as_json: bool) -> None:
         return
     if result.status == SKIPPED:  # not an error: why it did not run
         emit_fields(f"{result.job} {result.table}: skipped ({result.error})", result.to_json(), skip=("error",))
+        return
+    if result.reason is not None:  # a noop: why, in the title
+        emit_fields(f"{result.job} {result.table}: {result.status}, {result.reason}", result.to_json(), skip=("reason",))
         return
     emit_fields(f"{result.job} {result.table}: {result.status}", result.to_json())
     if result.error and not result.ok:

@@ -75,6 +75,7 @@ LISTS: dict[str, str] = {
     "checkpoint_snapshot_ids": "per checkpoint key, the snapshot kept as the writer's resume point",
     "snapshot_ids_to_expire": "the snapshots a dry run of EXPIRE would remove",
     "would_delete": "the files a dry run of EXPIRE or ORPHANS would delete",
+    "groups": "the file groups a dry run of MERGE or COMPACT would rewrite, in order (partitions, data files, input bytes, expected output files, reader benefit, the files)",
 }
 
 # What the daemon's metrics add up.

@@ -19,6 +19,7 @@ class JobOutcome:
     status: str
     snapshot_id: int | None = None
     counters: Counters = field(default_factory=dict)
+    reason: str | None = None  # a noop's: why there was nothing to do
 
 
 def attach_partial(exc: BaseException, outcome: JobOutcome) -> None:
@@ -41,6 +42,7 @@ class JobResult:
     duration_s: float = 0.0
     counters: Counters = field(default_factory=dict)
     error: str | None = None
+    reason: str | None = None  # a noop's: why there was nothing to do (the plan's `nothing_to_do`)
     dry_run: bool = False
     fingerprint_before: str | None = None
     fingerprint_after: str | None = None
@@ -65,6 +67,8 @@ class JobResult:
             out["dry_run"] = True
         if self.error is not None:
             out["error"] = self.error
+        if self.reason is not None:
+            out["reason"] = self.reason
         if self.content_verified is not None:
             out.update(fingerprint_before=self.fingerprint_before, fingerprint_after=self.fingerprint_after, content_verified=self.content_verified,
                        **self.verify_counters)

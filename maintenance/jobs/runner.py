@@ -111,6 +111,7 @@ def dry_run_job(config: Config, ref: TableRef, spec: JobSpec, options: Any, prep
     else:
         plan = _plan(inputs, spec, options, prepared)
         result.status, result.counters = (NOOP if plan.empty else PLANNED), plan.counters(detail=True)
+        result.reason = plan.nothing_to_do() if plan.empty else None
     result.duration_s = time.monotonic() - started
     log.info("dry run", **{k: v for k, v in result.to_json().items() if not isinstance(v, (list, dict))})
     return result
@@ -130,7 +131,7 @@ def _work(ctx: JobContext, spec: JobSpec, options: Any, prepared: PreparedPlan |
     ctx.progress("planning")
     plan = _plan(ctx.metadata, spec, options, prepared)
     if plan.empty:
-        return JobOutcome(NOOP, counters=plan.counters())
+        return JobOutcome(NOOP, counters=plan.counters(), reason=plan.nothing_to_do())
     if not spark_settings:
         return spec.run(ctx, plan)
     with session_settings(ctx.spark, spark_settings):
@@ -223,6 +224,7 @@ def _run(context: JobContext, work: Work, result: JobResult) -> None:
         finally:
             _take_verification(context, result)
         result.status, result.snapshot_id, result.counters = outcome.status, outcome.snapshot_id, dict(outcome.counters)
+        result.reason = outcome.reason
         unknown = undocumented(result.counters, _own_counters(context.job))
         if unknown:
             log.warning("job reported counters missing from jobs/counters.py", counters=unknown)

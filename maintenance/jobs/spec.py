@@ -44,6 +44,11 @@ class Plan(Protocol):
         """What the plan found; with `detail` (a dry run) also the lists of what it would do."""
         ...
 
+    def nothing_to_do(self) -> str:
+        """Why an empty plan found nothing, in one line an operator can act on (the rule
+        and the thresholds it applied): a noop's `reason`."""
+        ...
+
 
 @dataclass
 class PlanInput:

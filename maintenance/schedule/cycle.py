@@ -50,9 +50,11 @@ class Evaluation:
 
 def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = None, policies: list[Policy] | None = None,
              now: datetime | None = None) -> Evaluation:
-    """Every table (or the named ones) against its policy. A failing catalog is a problem of
-    its tables, not of the cycle; a bad policy file stops everything (exit 2); so does a
-    state database that cannot be reached (no table can be decided without its history)."""
+    """Every table (or the named ones) against its policy: the one evaluation loop of the
+    daemon, the status page, `plan`, `run` and the demo. A failing catalog is a problem of
+    its tables, and a table that cannot be evaluated, for any reason (a bug included), a
+    problem of that table, not of the cycle; a bad policy file stops everything (exit 2); so
+    does a state database that cannot be reached (no table can be decided without its history)."""
     policies = policies if policies is not None else load_policies(config.policies_dir)
     now = now or datetime.now(timezone.utc)
     result = Evaluation()
@@ -76,6 +78,9 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
         except IcemaintError as exc:
             result.problems[str(ref)] = str(exc)
             log.warning("table not evaluated", table=str(ref), error=str(exc))
+        except Exception as exc:  # noqa: BLE001 (one table's unexpected failure is its row's problem; the log keeps the traceback)
+            result.problems[str(ref)] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+            log.exception("table not evaluated", table=str(ref))
     result.decisions = rank(decisions)
     return result
 
@@ -103,7 +108,7 @@ def _prepared(decision: Decision, inputs: PlanInput) -> Decision:
     options = spec.parse_options(decision.job_policy.options if decision.job_policy else None)
     plan = spec.plan(inputs, options)
     if plan.empty:
-        decision.due, decision.reason = False, f"nothing to do ({decision.reason})"
+        decision.due, decision.reason = False, f"nothing to do: {plan.nothing_to_do()} (fired: {decision.reason})"
         return decision
     decision.prepared = PreparedPlan(inputs.table.metadata.current_snapshot_id, options, plan)
     return decision

@@ -2,8 +2,8 @@
 which order.
 
 Tables are ranked by what their delete and small files cost readers per full scan,
-estimated in bytes a reader handles beyond a clean table's (an opened file counts as
-Spark's 4 MiB open cost): each data-file task opens every delete file that applies to it
+estimated in bytes a reader handles beyond a clean table's (`table.reader_cost`: an opened
+file counts as Spark's 4 MiB open cost): each data-file task opens every delete file that applies to it
 (by the delete rule's scope: partition, or all of the table for a global equality delete,
 and sequence numbers) and holds every applicable equality delete in memory, so deletes
 cost in proportion to the data files they apply to, not to their own number. (Amoro weighs small
@@ -25,10 +25,8 @@ from maintenance.policy.model import JobPolicy, TablePolicy
 from maintenance.policy.triggers import fired
 from maintenance.state.runs import RunRecord
 from maintenance.table.health import TableHealth
+from maintenance.table.reader_cost import OPEN_COST_BYTES, TARGET_FILE_BYTES, deletes_read_cost
 
-OPEN_COST_BYTES = 4 * 1024 * 1024  # spark.sql.files.openCostInBytes
-DELETE_RECORD_BYTES = 48  # a position (path, pos) or key held per applicable data file
-TARGET_FILE_BYTES = 128 * 1024 * 1024
 BACKOFF_BASE_S = 60.0
 BACKOFF_MAX_S = 3600.0
 DONE = (COMMITTED, NOOP)  # a run that counts for the schedule
@@ -50,10 +48,10 @@ def reader_cost(health: TableHealth) -> ReaderCost:
     (health's `*_applied` counters, by the delete rule's scope)."""
     extra = 0.0
     for p in health.partitions or []:
-        extra += p.position_deletes_applied * OPEN_COST_BYTES + p.position_delete_records_applied * DELETE_RECORD_BYTES
-        extra += p.equality_deletes_applied * OPEN_COST_BYTES + p.equality_delete_records_applied * DELETE_RECORD_BYTES
+        extra += deletes_read_cost(p.position_deletes_applied, p.position_delete_records_applied)
+        extra += deletes_read_cost(p.equality_deletes_applied, p.equality_delete_records_applied)
         # A deletion vector is read by the one task of its data file: one more open, its positions.
-        extra += p.deletion_vectors * OPEN_COST_BYTES + p.deletion_vector_records * DELETE_RECORD_BYTES
+        extra += deletes_read_cost(p.deletion_vectors, p.deletion_vector_records)
     ideal_files = max(1, -(-health.data_bytes // TARGET_FILE_BYTES))
     extra += max(0, health.data_files - ideal_files) * OPEN_COST_BYTES
     clean = health.data_bytes + ideal_files * OPEN_COST_BYTES

@@ -183,41 +183,10 @@ class StatusCache:
         self._stale_after = self._own.taken_at + self.ttl_s
 
     def _evaluate_all(self) -> Evaluation:
-        """`evaluate` over every table, one table at a time, so that a table whose metadata
-        cannot be read for any reason is a problem shown on its row, not a blank page."""
-        from datetime import datetime, timezone
-
-        from maintenance.catalogs import list_tables
-        from maintenance.errors import IcemaintError, UsageError
+        """The one evaluation loop (`schedule.cycle.evaluate`) over every table: a table
+        whose metadata cannot be read for any reason is a problem shown on its row."""
         from maintenance.policy.loader import load_policies
         from maintenance.schedule.cycle import evaluate
-        from maintenance.schedule.planner import rank
-        from maintenance.state.database import StateUnavailableError
         from maintenance.state.store import open_state
 
-        state = open_state(self.config)
-        policies = load_policies(self.config.policies_dir)
-        now = datetime.now(timezone.utc)
-        result = Evaluation()
-        refs = []
-        for name in self.config.catalogs:
-            try:
-                refs.extend(list_tables(self.config, name))
-                result.catalogs_listed.append(name)
-            except (UsageError, StateUnavailableError):
-                raise
-            except IcemaintError as exc:
-                result.catalogs_failing[name] = result.problems[f"catalog {name}"] = str(exc)
-        for ref in refs:
-            try:
-                one = evaluate(self.config, state, [ref], policies, now)
-            except StateUnavailableError:
-                raise
-            except Exception as exc:
-                result.problems[str(ref)] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-                continue
-            result.decisions.extend(one.decisions)
-            result.health.update(one.health)
-            result.problems.update(one.problems)
-        result.decisions = rank(result.decisions)
-        return result
+        return evaluate(self.config, open_state(self.config), None, load_policies(self.config.policies_dir))

@@ -26,7 +26,7 @@ The layout: `binpack` keeps rows as they are; `sort` orders by the table's sort 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,11 +48,12 @@ from pyiceberg.types import (
 
 from maintenance.errors import IcemaintError, UsageError
 from maintenance.jobs.compact.options import CompactOptions
-from maintenance.jobs.file_groups.rewrite import RewritePlan
+from maintenance.jobs.file_groups.plan import RewritePlan, applied_deletes
+from maintenance.jobs.options import SIZE
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex, require_equality_columns
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
-from maintenance.table.targets import data_file_target, parquet_page_row_limit
+from maintenance.table.targets import PAGE_ROW_LIMIT_DEFAULT, data_file_target, parquet_page_row_limit
 
 ZORDER_TYPES = (IntegerType, LongType, FloatType, DoubleType, DecimalType, DateType, TimestampType, TimestamptzType, StringType, BinaryType,
                 BooleanType)
@@ -97,7 +98,14 @@ class CompactPlan(RewritePlan):
     def empty(self) -> bool:
         return not self.targets
 
-    def counters(self, detail: bool = False) -> dict[str, Any]:
+    def nothing_to_do(self) -> str:
+        o, target = self.options, SIZE.show(self.target_size)
+        where = f" of {', '.join(o.partitions)}" if o.partitions else ""
+        return (f"no partition{where} has data files outside {o.min_file_size_ratio:g}-{o.max_file_size_ratio:g} x the {target} target "
+                f"in a number worth rewriting (at least {o.min_input_files}, or more than the target together), "
+                f"nor one with at least {o.delete_ratio_threshold:g} of its rows deleted")
+
+    def job_counters(self, detail: bool) -> dict[str, Any]:
         counters: dict[str, Any] = {"data_files_planned": len(self.targets), "partitions_planned": self.partitions,
                                     "delete_files_planned": len(self.deletes)}
         if detail:
@@ -108,13 +116,15 @@ class CompactPlan(RewritePlan):
 def plan(inputs: PlanInput, options: CompactOptions) -> CompactPlan:
     table = inputs.table
     target = options.target_file_size or data_file_target(table.properties)
-    compact_plan = plan_compact(inputs.files, table.spec().spec_id, target, options, layout(table, options))
-    compact_plan.page_row_limit = parquet_page_row_limit(table.properties)
-    require_equality_columns(table.schema(), compact_plan.deletes, str(inputs.ref))
-    return compact_plan
+    return plan_compact(inputs.files, table.spec().spec_id, target, options, layout(table, options),
+                        page_row_limit=parquet_page_row_limit(table.properties),
+                        check=lambda deletes: require_equality_columns(table.schema(), deletes, str(inputs.ref)))
 
 
-def plan_compact(files: SnapshotFiles, current_spec_id: int, target_size: int, options: CompactOptions, chosen_layout: Layout) -> CompactPlan:
+def plan_compact(files: SnapshotFiles, current_spec_id: int, target_size: int, options: CompactOptions, chosen_layout: Layout, *,
+                 page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT, check: Callable[[list[TableFile]], None] | None = None) -> CompactPlan:
+    """The candidates worth rewriting, the deletes that may go with them, and the groups a
+    run rewrites (`RewritePlan.hold_groups`); `check` refuses deletes the run could not apply."""
     min_size, max_size = options.min_file_size_ratio * target_size, options.max_file_size_ratio * target_size
     wanted = set(options.partitions)
     scoped_deletes = _file_scoped_delete_records(files)
@@ -134,17 +144,24 @@ def plan_compact(files: SnapshotFiles, current_spec_id: int, target_size: int, o
             targets.extend(candidates)
             partitions += 1
     targets.sort(key=lambda f: (f.spec_id, str(f.partition), f.path))
-    return CompactPlan(
+    applied = applied_deletes(files, DeleteIndex(files)) if targets else {}
+    deletes = _deletes_reaching(files, targets, applied)
+    if check is not None:
+        check(deletes)
+    compact_plan = CompactPlan(
         snapshot_id=files.snapshot_id,
         sequence_number=files.sequence_number,
         current_spec_id=current_spec_id,
         target_size=target_size,
+        page_row_limit=page_row_limit,
         targets=targets,
-        deletes=_deletes_reaching(files, targets),
+        deletes=deletes,
         layout=chosen_layout,
         options=options,
         partitions=partitions,
     )
+    compact_plan.hold_groups(files, applied)
+    return compact_plan
 
 
 def _worth_rewriting(candidates: Sequence[TableFile], target: int, max_size: float, options: CompactOptions, scoped_deletes: dict[str, int]) -> bool:
@@ -166,22 +183,21 @@ def _file_scoped_delete_records(files: SnapshotFiles) -> dict[str, int]:
     return counts
 
 
-def _deletes_reaching(files: SnapshotFiles, targets: Sequence[TableFile]) -> list[TableFile]:
+def _deletes_reaching(files: SnapshotFiles, targets: Sequence[TableFile], applied: dict[str, list[TableFile]]) -> list[TableFile]:
     """The delete files a rewrite of `targets` may drop: those that may apply to a target
     (the engine drops one only once every data file it reaches is rewritten), and the
-    dangling ones, which apply to nothing live."""
+    dangling ones, which apply to nothing live (`applied`: data path -> deletes applying)."""
     if not targets:
         return []
-    index = DeleteIndex(files)
     target_paths = {t.path for t in targets}
     reaching: dict[str, TableFile] = {}
-    applied: set[str] = set()
-    for data in files.data:
-        for delete in index.deletes_for(data):
-            applied.add(delete.key)
-            if data.path in target_paths:
+    applying: set[str] = set()
+    for path, deletes in applied.items():
+        for delete in deletes:
+            applying.add(delete.key)
+            if path in target_paths:
                 reaching.setdefault(delete.key, delete)
-    dangling = [d for d in files.deletes if d.key not in applied]
+    dangling = [d for d in files.deletes if d.key not in applying]
     return sorted([*reaching.values(), *dangling], key=lambda d: d.key)
 
 

@@ -43,6 +43,9 @@ class ConvertPlan:
     def empty(self) -> bool:
         return not self.deletes
 
+    def nothing_to_do(self) -> str:
+        return "no equality delete files in scope: nothing to convert"
+
     def counters(self, detail: bool = False) -> dict[str, Any]:
         key_ids = {fid for d in self.deletes for fid in d.equality_ids}
         return {

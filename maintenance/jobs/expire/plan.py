@@ -23,6 +23,7 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.refs import SnapshotRef, SnapshotRefType
 from pyiceberg.table.snapshots import Snapshot
 
+from maintenance.durations import format_duration
 from maintenance.errors import UsageError
 from maintenance.jobs.expire.files import (
     LeftBehind,
@@ -61,6 +62,11 @@ class ExpiryPlan:
     @property
     def empty(self) -> bool:
         return not self.snapshot_ids and not self.refs_to_remove and not self.old_metadata and not self.left_behind.snapshots
+
+    def nothing_to_do(self) -> str:
+        kept = f", {len(self.kept_for_checkpoints)} kept for writers' checkpoints" if self.kept_for_checkpoints else ""
+        return (f"no snapshot is older than {format_duration(self.max_snapshot_age_ms / 1000)} beyond the newest "
+                f"{self.min_snapshots_to_keep} of each branch{kept}; no ref past its max age, no old metadata file, nothing left behind")
 
     def counters(self, detail: bool = False) -> dict[str, Any]:
         planned = {"snapshots_planned": len(self.snapshot_ids), "checkpoint_snapshots_kept": len(self.kept_for_checkpoints),

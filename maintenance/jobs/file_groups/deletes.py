@@ -15,19 +15,23 @@ applying to the others only.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import SnapshotFiles, TableFile
 
 
-def delete_reach(files: SnapshotFiles, deletes: Sequence[TableFile]) -> dict[str, set[str]]:
-    """Delete record key (`TableFile.key`) -> every live data file path it applies to (empty: dangling)."""
+def delete_reach(files: SnapshotFiles, deletes: Sequence[TableFile], applied: Mapping[str, Sequence[TableFile]] | None = None) -> dict[str, set[str]]:
+    """Delete record key (`TableFile.key`) -> every live data file path it applies to (empty:
+    dangling); from `applied` (data path -> the deletes that apply to it) when the plan has it."""
     reach: dict[str, set[str]] = {d.key: set() for d in deletes}
-    index = DeleteIndex(files, deletes)
-    for data in files.data:
-        for delete in index.deletes_for(data):
-            reach[delete.key].add(data.path)
+    if applied is None:
+        index = DeleteIndex(files, deletes)
+        applied = {data.path: index.deletes_for(data) for data in files.data}
+    for path, applying in applied.items():
+        for delete in applying:
+            if delete.key in reach:
+                reach[delete.key].add(path)
     return reach
 
 

@@ -27,9 +27,9 @@ the target, such a group is read in as few splits as its output could need at th
 (`SMALL_FILE_SHRINK`) and the writer starts a new file when the one it writes reaches the
 target.
 
-Order and budget: groups run largest first (the slowest start first, so concurrent groups
-finish together), and `within_budget` keeps groups until `max_bytes_per_run` input bytes,
-so a daemon works through a huge table over several cycles.
+Order and budget: groups come out largest first; the plan (`file_groups.plan`) ranks them
+by reader benefit per byte, and `within_budget` keeps groups in that order until
+`max_bytes_per_run` input bytes, so a daemon works through a huge table over several cycles.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ class FileGroup:
     spread: bool = False  # rows go to several partitions: written through a shuffle clustered by partition
     moves_rows: bool = False  # files of an older spec, written into the current spec's partitions
     rolls: bool = False  # small files: the writer sizes the files by its own measure (`writer_measures`)
+    reader_benefit: float = 0.0  # bytes per scan readers stop paying once it is rewritten (`file_groups.plan`)
 
     @property
     def key(self) -> PartitionKey:

@@ -1,33 +1,21 @@
 """One data-file rewrite, start to finish: what MERGE and COMPACT both run.
 
-From a plan's target data files and the delete files it may drop, it gets Iceberg's own
-scan tasks for the targets (each with every delete Iceberg applies to it, so rows read are
-the rows readers see), groups the targets (`grouping`), writes the groups concurrently
-(`writer`) and commits them every few groups (`executor`), each commit dropping the delete
-files whose every data file it has now rewritten (`deletes`). The new files keep the
-planning snapshot's data sequence number.
+From a plan's file groups (`plan`: made when the job was planned, ranked and within the
+budget) and the delete files it may drop, it gets Iceberg's own scan tasks for the groups'
+files (each with every delete Iceberg applies to it, so rows read are the rows readers
+see), writes the groups concurrently (`writer`) and commits them every few groups
+(`executor`), each commit dropping the delete files whose every data file it has now
+rewritten (`deletes`). The new files keep the planning snapshot's data sequence number.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from maintenance import faults
 from maintenance.jobs.context import JobContext
-from maintenance.jobs.file_groups.deletes import (
-    DroppableDeletes,
-    coverable,
-    delete_reach,
-)
+from maintenance.jobs.file_groups.deletes import DroppableDeletes, coverable
 from maintenance.jobs.file_groups.executor import GroupRewrite, run_groups
-from maintenance.jobs.file_groups.grouping import (
-    FileGroup,
-    live_fraction,
-    plan_groups,
-    within_budget,
-)
-from maintenance.jobs.file_groups.options import GroupOptions
+from maintenance.jobs.file_groups.grouping import FileGroup
+from maintenance.jobs.file_groups.plan import RewritePlan
 from maintenance.jobs.file_groups.writer import Ordering, rewrite_group
 from maintenance.jobs.outcome import JobOutcome
 from maintenance.spark.errors import java_errors
@@ -36,25 +24,6 @@ from maintenance.spark.jvm import JavaObject
 from maintenance.spark.planned_tasks import DeleteRecords, GroupTasks, PlannedTasks
 from maintenance.spark.stream_reads import table_for_file_reads
 from maintenance.spark.validators import no_new_partition_equality_deletes
-from maintenance.table.files import TableFile
-from maintenance.table.targets import DATA_TARGET_DEFAULT, PAGE_ROW_LIMIT_DEFAULT
-
-
-@dataclass
-class RewritePlan:
-    """What MERGE's and COMPACT's planners hand the engine (their plans extend it)."""
-
-    snapshot_id: int  # the planning snapshot
-    sequence_number: int  # its sequence number: the new files' data sequence number
-    current_spec_id: int  # the spec every new file is written in
-    targets: list[TableFile]  # data files to rewrite
-    deletes: list[TableFile]  # delete files the rewrite may drop once it covers every data file they reach
-    target_size: int = DATA_TARGET_DEFAULT  # bytes per written file
-    page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT  # the table's rows per Parquet page (`grouping.writer_measures`)
-    options: GroupOptions = field(default_factory=GroupOptions)
-
-    def counters(self, detail: bool = False) -> dict[str, Any]:
-        raise NotImplementedError
 
 
 def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | None = None) -> JobOutcome:
@@ -62,13 +31,9 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     None: bin-packed); `what` ("MERGE", "COMPACT") names the work in errors and logs."""
     files = ctx.metadata.files
     fenced = ctx.table
-    fractions = live_fraction(files, plan.deletes, plan.targets)
-    groups = within_budget(plan_groups(plan.targets, plan.current_spec_id, fractions, max_group_bytes=plan.options.max_group_bytes,
-                                          target_size=plan.target_size, page_row_limit=plan.page_row_limit,
-                                          max_concurrent_groups=plan.options.max_concurrent_groups),
-                           plan.options.max_bytes_per_run)
+    groups = plan.groups
     tasks = PlannedTasks(ctx.spark, fenced.real, plan.snapshot_id, [f.path for group in groups for f in group.files], what)
-    reach = delete_reach(files, plan.deletes)
+    reach = plan.reach
     droppable = coverable(reach, set(tasks.paths))
     with java_errors(f"{what} planning"):
         java_deletes = java_delete_records(ctx, plan.snapshot_id, set(droppable), tasks)

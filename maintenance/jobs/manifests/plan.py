@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from maintenance.jobs.manifests.options import ManifestsOptions
+from maintenance.jobs.options import SIZE
 from maintenance.jobs.spec import PlanInput
 from maintenance.lease.fence import SUMMARY_JOB
 from maintenance.table.files import ManifestInfo, SnapshotFiles
@@ -39,6 +40,10 @@ class ManifestsPlan:
     @property
     def empty(self) -> bool:
         return not self.specs
+
+    def nothing_to_do(self) -> str:
+        return (f"no partition spec has more manifests than its entries need at the {SIZE.show(self.target_size)} target "
+                "with enough of them new since the last MANIFESTS run (min_manifests)")
 
     def counters(self, detail: bool = False) -> dict[str, Any]:
         manifests = [m for group in self.specs.values() for m in group]

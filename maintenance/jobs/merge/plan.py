@@ -3,22 +3,23 @@
 A delete file can be dropped only when every live data file it applies to is rewritten
 with it applied. The one applicability rule (`maintenance.table.deletes`, a superset of
 Iceberg's own) names those files; small data files of the partitions being rewritten are
-packed along. The rewrite itself reads through Iceberg's scan tasks, so it applies exactly
-what Iceberg applies.
+packed along. The plan then holds the run's file groups, ranked by reader benefit and within
+the budget (`file_groups.plan`). The rewrite itself reads through Iceberg's scan tasks, so
+it applies exactly what Iceberg applies.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from maintenance.jobs.file_groups.rewrite import RewritePlan
+from maintenance.jobs.file_groups.plan import RewritePlan, applied_deletes
 from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex, require_equality_columns
 from maintenance.table.files import Content, SnapshotFiles, TableFile
-from maintenance.table.targets import data_file_target, parquet_page_row_limit
+from maintenance.table.targets import DATA_TARGET_DEFAULT, PAGE_ROW_LIMIT_DEFAULT, data_file_target, parquet_page_row_limit
 
 
 @dataclass
@@ -31,22 +32,29 @@ class MergePlan(RewritePlan):
     def empty(self) -> bool:
         return not self.deletes
 
-    def counters(self, detail: bool = False) -> dict[str, Any]:
+    def nothing_to_do(self) -> str:
+        where = f" in {', '.join(self.options.partitions)}" if self.options.partitions else ""
+        return f"no delete files{where}: nothing to merge"
+
+    def job_counters(self, detail: bool) -> dict[str, Any]:
         return {"delete_files_planned": len(self.deletes), "data_files_planned": len(self.targets)}
 
 
 def plan(inputs: PlanInput, options: MergeOptions) -> MergePlan:
     table = inputs.table
-    merge_plan = plan_merge(inputs.files, table.spec().spec_id, partitions=options.partitions, small_file_bytes=inputs.config.health.small_file_bytes)
-    require_equality_columns(table.schema(), merge_plan.deletes, str(inputs.ref))
-    merge_plan.target_size = data_file_target(table.properties)
-    merge_plan.page_row_limit = parquet_page_row_limit(table.properties)
-    merge_plan.options = options
-    return merge_plan
+    return plan_merge(inputs.files, table.spec().spec_id, options, small_file_bytes=inputs.config.health.small_file_bytes,
+                      target_size=data_file_target(table.properties), page_row_limit=parquet_page_row_limit(table.properties),
+                      check=lambda deletes: require_equality_columns(table.schema(), deletes, str(inputs.ref)))
 
 
-def plan_merge(files: SnapshotFiles, current_spec_id: int, *, partitions: Sequence[str] = (), small_file_bytes: int = 0) -> MergePlan:
-    wanted = set(partitions)
+def plan_merge(files: SnapshotFiles, current_spec_id: int, options: MergeOptions | None = None, *, small_file_bytes: int = 0,
+               target_size: int = DATA_TARGET_DEFAULT, page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT,
+               check: Callable[[list[TableFile]], None] | None = None) -> MergePlan:
+    """The deletes in scope, the data files they touch (and the small ones of those
+    partitions), and the groups a run rewrites (`RewritePlan.hold_groups`); `check` refuses
+    deletes the run could not apply before any grouping."""
+    options = options or MergeOptions()
+    wanted = set(options.partitions)
 
     def in_scope(delete: TableFile) -> bool:
         if not wanted:
@@ -56,16 +64,23 @@ def plan_merge(files: SnapshotFiles, current_spec_id: int, *, partitions: Sequen
         return bool(delete.partition) and delete.partition_path in wanted
 
     deletes = [d for d in files.deletes if in_scope(d)]
-    index = DeleteIndex(files, deletes)
-    targets = {data.path: data for data in files.data if index.deletes_for(data)}
+    if check is not None:
+        check(deletes)
+    applied = applied_deletes(files, DeleteIndex(files, deletes))
+    targets = {data.path: data for data in files.data if applied[data.path]}
     touched = {t.partition_key for t in targets.values()}
     for data in files.data:
         if data.partition_key in touched and data.size < small_file_bytes:
             targets.setdefault(data.path, data)
-    return MergePlan(
+    merge_plan = MergePlan(
         snapshot_id=files.snapshot_id,
         sequence_number=files.sequence_number,
         current_spec_id=current_spec_id,
         deletes=deletes,
         targets=sorted(targets.values(), key=lambda f: (f.spec_id, str(f.partition), f.path)),
+        target_size=target_size,
+        page_row_limit=page_row_limit,
+        options=options,
     )
+    merge_plan.hold_groups(files, applied)
+    return merge_plan

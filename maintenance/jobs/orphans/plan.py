@@ -15,6 +15,7 @@ from typing import Any
 
 from pyiceberg.table import Table
 
+from maintenance.durations import format_duration
 from maintenance.errors import IcemaintError
 from maintenance.jobs.orphans.options import OrphansOptions
 from maintenance.jobs.spec import PlanInput
@@ -52,6 +53,11 @@ class OrphanPlan:
     @property
     def empty(self) -> bool:
         return not self.candidates and not self.staging_folders
+
+    def nothing_to_do(self) -> str:
+        recent = f", {self.too_new:,} unreferenced but newer than {format_duration(self.older_than_ms / 1000)} (kept)" if self.too_new else ""
+        hidden = f", {self.hidden:,} hidden files skipped" if self.hidden else ""
+        return f"of {self.listed:,} files listed, {self.referenced_listed:,} are referenced{recent}{hidden}: no orphan to delete"
 
     def counters(self, detail: bool = False) -> dict[str, Any]:
         found = {

@@ -49,6 +49,10 @@ class RewritePlan:
     def empty(self) -> bool:
         return not self.deletes and not self.dangling_dvs
 
+    def nothing_to_do(self) -> str:
+        skipped = f" ({len(self.skipped)} partitions skipped: a delete file REWRITE cannot read)" if self.skipped else ""
+        return f"no position delete files to combine and no deletion vector of a removed data file{skipped}"
+
     @property
     def to_deletion_vectors(self) -> bool:
         return self.format_version >= 3
