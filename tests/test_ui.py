@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -234,6 +235,7 @@ def test_overview_lists_generated_tables_in_reader_cost_order(spark, config: Con
     assert [r.get_attribute("data-table") for r in rows] == [cheapest, *expected[:-1]]
     assert "failing" in rows[0].get_attribute("class")
     assert "merge ✗" in rows[0].text and "expire ✓" in rows[1].text and holder in rows[1].text
+    assert re.search(r"expire ✓ (just now|[0-9.]+s ago), took [0-9.]+s", rows[1].text), rows[1].text  # when it ended, how long it ran
     # filters are links, and other filters narrow to nothing
     assert browser.find_elements(By.LINK_TEXT, "all")
     open_page(browser, f"{base}/?namespace=shop&policy=no-such-policy")
@@ -717,3 +719,23 @@ def kill_group(process: subprocess.Popen[bytes]) -> None:
         process.wait()
     with pytest.raises(ProcessLookupError):
         os.killpg(process.pid, 0)
+
+
+def test_a_running_job_shows_its_live_stage_and_an_ended_one_when_it_ended_and_what_it_took(config: Config, state: StateStore) -> None:
+    """The stage a running run reports reaches the overview and the table page through the
+    state database; once it ended, the overview says when ("ago") and how long it ran ("took")."""
+    name = str(_small_table(config, "stages", f"live_{uuid.uuid4().hex[:8]}"))
+    run_id = record_run(state, name, "merge", "running")
+    state.runs.set_stage(run_id, "groups written", {"groups_written": 3, "groups_planned": 12})
+    pages = published(config, state, generated_evaluation([name]))
+
+    [(_, overview)] = visit(pages, "/").rows["overview"]
+    [(_, run_row)] = visit(pages, f"/table?{urlencode({'name': name})}").rows["runs"]
+    assert re.search(r"merge … started (just now|[0-9.]+s ago), groups written: groups written 3, groups planned 12", overview[7]), overview
+    assert "groups written: groups written 3, groups planned 12" in run_row[2], run_row
+
+    state.runs.finish(run_id, "committed")
+    state.runs.set_stage(run_id, "late", {})  # an ended run keeps its last stage
+    [(_, overview)] = visit(pages, "/").rows["overview"]
+    assert re.search(r"merge ✓ (just now|[0-9.]+s ago), took [0-9.]+s", overview[7]), overview
+    assert state.runs.get(run_id).stage == {"stage": "groups written", "groups_written": 3, "groups_planned": 12}

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from maintenance.jobs.spec import Progress, no_progress
+from maintenance.jobs.spec import Progress, describe_progress, no_progress
 
 REDRAW_S = 0.5
 
@@ -43,7 +43,7 @@ def progress_display(label: str, *, enabled: bool, stream: TextIO | None = None)
     thread = threading.Thread(target=redraw, name="icemaint-progress", daemon=True)
     thread.start()
     try:
-        yield lambda stage, **counts: latest.update(text=describe(stage, counts))
+        yield lambda stage, **counts: latest.update(text=describe_progress(stage, counts))
     finally:
         done.set()
         thread.join()
@@ -51,7 +51,3 @@ def progress_display(label: str, *, enabled: bool, stream: TextIO | None = None)
         out.flush()
 
 
-def describe(stage: str, counts: dict[str, int]) -> str:
-    """A stage and its counts as a short line: `rewritten: data files added 4`."""
-    detail = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
-    return f"{stage}: {detail}" if detail else stage

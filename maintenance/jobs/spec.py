@@ -114,5 +114,12 @@ class Progress(Protocol):
     def __call__(self, stage: str, **counts: int) -> None: ...
 
 
+def describe_progress(stage: str, counts: Mapping[str, Any]) -> str:
+    """A stage and its counts as a short line, on the terminal and the status page alike:
+    `rewritten: data files added 4`."""
+    detail = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
+    return f"{stage}: {detail}" if detail else stage
+
+
 def no_progress(stage: str, **counts: int) -> None:
     """The progress callback of runs nobody watches."""

@@ -31,6 +31,7 @@ class RunRecord:
     counters: dict[str, Any]
     error: str | None
     health: dict[str, Any] | None = None  # the table's health counters when the run ended (status page)
+    stage: dict[str, Any] | None = None  # the last stage it reported: {"stage": name, **counts}
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,6 +64,12 @@ class RunStore:
             values["health"] = json.dumps(health, default=str)
         with unavailable_as_error(), self.engine.begin() as conn:
             conn.execute(update(runs).where(runs.c.run_id == run_id).values(**values))
+
+    def set_stage(self, run_id: str, stage: str, counts: dict[str, Any]) -> None:
+        """Record the stage a running run reports (the status page shows it live)."""
+        with unavailable_as_error(), self.engine.begin() as conn:
+            conn.execute(update(runs).where(runs.c.run_id == run_id, runs.c.status == RUNNING)
+                         .values(stage=json.dumps({"stage": stage, **counts}, default=str)))
 
     def abandon_running(self, table: str, *, taken_by: str, epoch: int) -> int:
         """Runs of the table still marked running when a new holder has just taken its lease:
@@ -157,6 +164,7 @@ def _record(r: Any, *, light: bool = False) -> RunRecord:
         counters={} if light or not r.counters else json.loads(r.counters),
         error=r.error,
         health=None if light else _json_object(r.health),
+        stage=_json_object(r.stage),
     )
 
 

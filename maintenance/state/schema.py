@@ -49,5 +49,8 @@ class RunRow(Base):
     # JSON object: the table's health counters when the run ended (migration 0002); NULL when
     # they could not be read, and for runs recorded before it.
     health: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # JSON object: the last stage the run reported and its counts (migration 0003), kept after
+    # it ends (where a failed run was); NULL for runs recorded before it.
+    stage: Mapped[str | None] = mapped_column(Text, nullable=True)
 
     __table_args__ = (Index("ix_icemaint_runs_table_started", "table_name", "started_at_ms"),)

@@ -20,6 +20,7 @@ from maintenance.catalogs import TableRef, load_table, parse_table_ref
 from maintenance.config import Config
 from maintenance.errors import IcemaintError, UnknownTableError
 from maintenance.jobs import registry
+from maintenance.jobs.spec import describe_progress
 from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation, evaluate_table
 from maintenance.schedule.planner import Decision, reader_cost
@@ -328,7 +329,19 @@ def _mib(value: float) -> str:
 def _run_badge(run: RunRecord, now_ms: float) -> str:
     when = run.ended_at_ms or run.started_at_ms
     title = f"{run.job} {run.status} at {utc(when)}" + (f": {run.error}" if run.error else "")
-    return status_badge(run.status, f"{run.job} {_mark(run.status)} {ago(when, now_ms).replace(' ago', '')}", title)
+    if run.ended_at_ms is None:  # still running: since when, and its live stage
+        stage = _stage(run)
+        text = f"{run.job} {_mark(run.status)} started {ago(run.started_at_ms, now_ms)}" + (f", {stage}" if stage else "")
+    else:  # "ago" and "took" spelled out: when it ended, how long it ran
+        text = f"{run.job} {_mark(run.status)} {ago(when, now_ms)}, took {seconds((run.ended_at_ms - run.started_at_ms) / 1000)}"
+    return status_badge(run.status, text, title)
+
+
+def _stage(run: RunRecord) -> str | None:
+    """The last stage a run reported (live while it runs; where it was when it failed)."""
+    counts = dict(run.stage or {})
+    stage = counts.pop("stage", None)
+    return describe_progress(str(stage), counts) if stage else None
 
 
 def _mark(status: str) -> str:
@@ -450,7 +463,7 @@ def _runs_table(runs: list[RunRecord]) -> str:
         rows.append([
             f'{esc(utc(run.started_at_ms))}<br><span class="muted">{esc(ago(run.started_at_ms))}</span>',
             esc(run.job),
-            status_badge(run.status),
+            status_badge(run.status) + (f'<br><span class="muted stage">{esc(_stage(run))}</span>' if _stage(run) and run.status not in ("committed", "noop") else ""),
             esc(seconds(duration)),
             f'<span class="mono">{esc(run.snapshot_id)}</span>',
             f'<span class="counters">{counter_text}</span>',
