@@ -739,3 +739,34 @@ def test_a_running_job_shows_its_live_stage_and_an_ended_one_when_it_ended_and_w
     [(_, overview)] = visit(pages, "/").rows["overview"]
     assert re.search(r"merge ✓ (just now|[0-9.]+s ago), took [0-9.]+s", overview[7]), overview
     assert state.runs.get(run_id).stage == {"stage": "groups written", "groups_written": 3, "groups_planned": 12}
+
+
+def test_a_table_page_shows_its_commits_by_writers_and_maintenance_and_its_files_by_size(config: Config, state: StateStore) -> None:
+    """The commit timeline and the size histogram, from the table's own metadata: three
+    pyiceberg appends are three writer commits; their files, far below the 512 MiB default
+    target, fill the smallest bin."""
+    ref = _small_table(config, "shapes", f"t_{uuid.uuid4().hex[:8]}")
+    import pyarrow as pa
+
+    table = load_table(config, ref)
+    for start in (10, 20):
+        table.append(pa.table({"id": pa.array(range(start, start + 5), pa.int64())}))
+    pages = StatusPages(config, StatusCache(config), state=lambda: state)
+
+    text = pages.handle("/table", urlencode({"name": str(ref)})).body.decode()
+    assert "3 commits by writers, 0 by maintenance" in text
+    assert text.count('class="writer"') == 3 and text.count('class="maintenance"') == 0
+    assert re.findall(r'data-bin="([^"]+)" data-count="(\d+)"', text) == [("&lt; 1/32", "3"), ("1/32-1/8", "0"), ("1/8-0.75", "0"),
+                                                                            ("0.75-1.8 (near)", "0"), ("&gt; 1.8", "0")]
+
+
+def test_the_size_bins_follow_compacts_thresholds_and_the_timeline_splits_its_rows() -> None:
+    from maintenance.ui.charts import Commit, commit_timeline, size_bins
+
+    target = 1000
+    assert size_bins([1, 31, 32, 124, 125, 749, 750, 1799, 1800, 10_000], target) == [
+        ("< 1/32", 2), ("1/32-1/8", 2), ("1/8-0.75", 2), ("0.75-1.8 (near)", 2), ("> 1.8", 2)]
+    svg = commit_timeline([Commit(1000, False, "append"), Commit(2000, True, "replace by icemaint merge"), Commit(3000, False, "overwrite")],
+                          max_marks=2)
+    assert "2 commits by writers, 1 by maintenance (the newest 2 drawn)" in svg
+    assert svg.count('class="writer"') == 1 and svg.count('class="maintenance"') == 1

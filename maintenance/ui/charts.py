@@ -149,3 +149,85 @@ def _nice(value: float) -> float:
 
 def _when(ms: float) -> str:
     return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One snapshot of the table on the timeline."""
+
+    at_ms: float
+    maintenance: bool  # a rewrite (icemaint's or another tool's): content unchanged
+    label: str  # its operation, and the job that wrote it if it was icemaint
+
+
+WRITER_COLOR, MAINTENANCE_COLOR = "#2563eb", "#16a34a"
+
+
+def commit_timeline(commits: Sequence[Commit], *, max_marks: int = 2000) -> str:
+    """Every retained snapshot on one time axis: writers' commits above, maintenance below,
+    so a streaming writer's pace and what maintenance did about it read at a glance. Past
+    `max_marks` the newest are drawn and the rest counted."""
+    if not commits:
+        return '<p class="muted">no snapshot</p>'
+    ordered = sorted(commits, key=lambda c: c.at_ms)
+    shown = ordered[-max_marks:]
+    writers = sum(1 for c in ordered if not c.maintenance)
+    left, right, width, row_h = 96, 16, 820, 22
+    plot_w = width - left - right
+    height = 2 * row_h + 30
+    t0, t1 = shown[0].at_ms, shown[-1].at_ms
+    span = max(1.0, t1 - t0)
+    out = [f'<p class="muted timeline-counts">{esc(number(writers))} commits by writers, {esc(number(len(ordered) - writers))} by maintenance'
+           + (f" (the newest {esc(number(len(shown)))} drawn)" if len(shown) < len(ordered) else "") + "</p>",
+           f'<svg class="timeline" role="img" aria-label="snapshots over time, by writers and by maintenance" viewBox="0 0 {width} {height}" '
+           f'width="{width}" height="{height}">']
+    for row, (name, color) in enumerate((("writers", WRITER_COLOR), ("maintenance", MAINTENANCE_COLOR))):
+        y = 4 + row * row_h
+        out.append(f'<text x="{left - 6}" y="{y + 14}" text-anchor="end" style="fill:{color};font-weight:600">{esc(name)}</text>')
+        out.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{y + row_h / 2}" y2="{y + row_h / 2}" stroke="#e4e7ec"/>')
+    for c in shown:
+        x = left + (plot_w / 2 if t1 == t0 else (c.at_ms - t0) / span * plot_w)
+        y = 4 + (row_h if c.maintenance else 0)
+        color = MAINTENANCE_COLOR if c.maintenance else WRITER_COLOR
+        out.append(f'<line class="{"maintenance" if c.maintenance else "writer"}" x1="{x:.1f}" x2="{x:.1f}" y1="{y + 3}" y2="{y + row_h - 3}" '
+                   f'stroke="{color}" stroke-width="2"><title>{esc(f"{_when(c.at_ms)}: {c.label}")}</title></line>')
+    axis_y = 2 * row_h + 18
+    out.append(f'<text x="{left}" y="{axis_y}">{esc(_when(t0))}</text>')
+    if t1 != t0:
+        out.append(f'<text x="{left + plot_w}" y="{axis_y}" text-anchor="end">{esc(_when(t1))}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+# Data file sizes as shares of the target: below COMPACT's min_file_size_ratio (0.75) a file
+# is small, above its max_file_size_ratio (1.8) too big (the defaults; a policy may differ).
+SIZE_BINS = ((0.0, 1 / 32, "< 1/32"), (1 / 32, 1 / 8, "1/32-1/8"), (1 / 8, 0.75, "1/8-0.75"), (0.75, 1.8, "0.75-1.8 (near)"),
+             (1.8, float("inf"), "> 1.8"))
+
+
+def size_bins(sizes: Sequence[int], target: int) -> list[tuple[str, int]]:
+    """How many data files fall in each bin of `SIZE_BINS` (shares of `target`)."""
+    counts = [0] * len(SIZE_BINS)
+    for size in sizes:
+        share = size / target
+        counts[next(i for i, (low, high, _) in enumerate(SIZE_BINS) if low <= share < high)] += 1
+    return [(label, count) for (_, _, label), count in zip(SIZE_BINS, counts)]
+
+
+def size_histogram(sizes: Sequence[int], target: int) -> str:
+    """The table's data files by size, as shares of its target file size: one bar a bin."""
+    bins = size_bins(sizes, target)
+    top = max((count for _, count in bins), default=0) or 1
+    left, width, bar_h, gap = 130, 820, 18, 6
+    plot_w = width - left - 80
+    height = len(bins) * (bar_h + gap) + 4
+    out = [f'<svg class="sizes" role="img" aria-label="data files by size" viewBox="0 0 {width} {height}" width="{width}" height="{height}">']
+    for index, (label, count) in enumerate(bins):
+        y = 2 + index * (bar_h + gap)
+        near = label.startswith("0.75")
+        out.append(f'<text x="{left - 6}" y="{y + 13}" text-anchor="end">{esc(label)}</text>')
+        out.append(f'<rect data-bin="{esc(label)}" data-count="{count}" x="{left}" y="{y}" width="{count / top * plot_w:.1f}" height="{bar_h}" '
+                   f'fill="{"#16a34a" if near else "#f59e0b"}"><title>{esc(f"{number(count)} data files of {label} x the target")}</title></rect>')
+        out.append(f'<text x="{left + count / top * plot_w + 6:.1f}" y="{y + 13}">{esc(number(count))}</text>')
+    out.append("</svg>")
+    return "".join(out)

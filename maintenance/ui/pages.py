@@ -15,19 +15,23 @@ from datetime import datetime, timezone
 from urllib.parse import parse_qs
 
 import structlog
+from pyiceberg.table import Table
 
 from maintenance.catalogs import TableRef, load_table, parse_table_ref
 from maintenance.config import Config
 from maintenance.errors import IcemaintError, UnknownTableError
 from maintenance.jobs import registry
 from maintenance.jobs.spec import describe_progress
+from maintenance.lease.fence import SUMMARY_JOB
 from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation, evaluate_table
 from maintenance.schedule.planner import Decision, reader_cost
 from maintenance.state.leases import LeaseState
 from maintenance.state.runs import ABANDONED, FAILED, FENCED, INTERRUPTED, RUNNING, RunRecord
 from maintenance.state.store import StateStore, open_state
+from maintenance.table.files import snapshot_files
 from maintenance.table.health import PartitionHealth, TableHealth, table_health
+from maintenance.table.targets import data_file_target
 from maintenance.ui import charts
 from maintenance.ui.html import (
     MISSING,
@@ -218,6 +222,9 @@ class StatusPages:
         parts.append("<h2>What is due</h2>" + _decisions_table(decisions))
         parts.append("<h2>Delete files per partition</h2>" + _partitions(health, params, key))
         parts.append("<h2>Health over the run history</h2>" + _history(chart_runs, health, now))
+        if table is not None:
+            parts.append("<h2>Commits: writers and maintenance</h2>" + _timeline(table))
+            parts.append("<h2>Data files by size</h2>" + _sizes(table))
         parts.append("<h2>Runs</h2>" + pager("/table", {"name": key}, "rpage", run_page, run_pages, total_runs, "runs") + _runs_table(runs))
         parts.append("<h2>Policy</h2>" + _policy(ref, properties, policies))
         return layout(key, "".join(parts), active="overview", meta=f"read {esc(utc(time.time() * 1000))}")
@@ -421,6 +428,32 @@ def _partitions(health: TableHealth | None, params: dict[str, str], name: str) -
 
 def _partition_numbers(p: PartitionHealth) -> tuple[int, ...]:
     return (p.data_files, p.small_data_files, p.data_records, p.equality_delete_files, p.equality_delete_records, p.position_delete_files, p.position_delete_records)
+
+
+def _timeline(table: Table) -> str:
+    """The retained snapshots, writers' apart from maintenance's: a rewrite (`replace`: icemaint's
+    jobs, Iceberg's procedures) changes no content; everything else is a writer's."""
+    commits = []
+    for snapshot in table.metadata.snapshots:
+        summary = snapshot.summary
+        operation = str(summary.operation.value) if summary is not None else "unknown"
+        job = summary.get(SUMMARY_JOB) if summary is not None else None
+        commits.append(charts.Commit(snapshot.timestamp_ms, bool(job) or operation == "replace",
+                                     f"{operation}" + (f" by icemaint {job}" if job else "") + f" (snapshot {snapshot.snapshot_id})"))
+    return '<div class="chart-wrap">' + charts.commit_timeline(commits) + "</div>"
+
+
+def _sizes(table: Table) -> str:
+    """The current snapshot's data files by size against the table's target (the live files
+    the health read; cached)."""
+    target = data_file_target(table.properties)
+    try:
+        sizes = [f.size for f in snapshot_files(table).data]
+    except IcemaintError as exc:
+        return f'<p class="muted">the data files could not be read: {esc(exc)}</p>'
+    return (f'<p class="muted">{esc(number(len(sizes)))} data files against the table\'s target of {esc(size(target))} '
+            "(write.target-file-size-bytes); COMPACT rewrites files below 0.75 or above 1.8 times it by default.</p>"
+            '<div class="chart-wrap">' + charts.size_histogram(sizes, target) + "</div>")
 
 
 def _history(runs: list[RunRecord], health: TableHealth | None, now: datetime) -> str:
