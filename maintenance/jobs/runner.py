@@ -20,7 +20,6 @@ The steps every job shares are done here, once:
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -54,18 +53,16 @@ from maintenance.jobs.spec import (
     Progress,
     no_progress,
 )
+from maintenance.jobs.stage_record import StageRecorder
 from maintenance.lease.fence import Fence, FencedError
 from maintenance.lease.keeper import LeaseKeeper
 from maintenance.spark.errors import java_error_message
 from maintenance.spark.session import get_spark, session_settings, spark_running
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.leases import new_holder_id
-from maintenance.state.runs import RunStore
 from maintenance.state.store import StateStore, open_state
 
 log = structlog.get_logger(__name__)
-STAGE_RECORD_INTERVAL_S = 2.0  # new counts of one stage reach the run's record at most this often
-STAGE_RECORD_BACKOFF_S = 30.0  # after a failed write, no stage is written for this long
 Work = Callable[[JobContext], JobOutcome]
 
 
@@ -179,6 +176,7 @@ def run_under_lease(
 
     structlog.contextvars.bind_contextvars(table=table_name, job=job, run_id=run_id)
     result = JobResult(job=job, table=table_name, status=FAILED, run_id=run_id)
+    recorder = StageRecorder(state.runs, run_id)
     try:
         abandoned = state.runs.abandon_running(table_name, taken_by=holder, epoch=lease.epoch)
         if abandoned:
@@ -187,8 +185,7 @@ def run_under_lease(
         faults.point("lease-acquired")
         with LeaseKeeper(state.leases, lease, ttl_s, on_lost=lambda reason: _cancel_spark(config, run_id), asked_at=asked_at) as keeper:
             fence = Fence(state.leases, keeper, job=job, run_id=run_id)
-            context = JobContext(config=config, ref=ref, job=job, run_id=run_id, fence=fence, verify=verify,
-                                 progress=_logged(progress, StageRecorder(state.runs, run_id)))
+            context = JobContext(config=config, ref=ref, job=job, run_id=run_id, fence=fence, verify=verify, progress=_logged(progress, recorder))
             reason = precheck() if precheck is not None else None
             if reason is not None:
                 result.status, result.error = SKIPPED, reason
@@ -197,6 +194,7 @@ def run_under_lease(
             lease = keeper.lease
     finally:
         result.duration_s = time.monotonic() - started
+        recorder.close()  # its last stage before its end
         _record_end(state, result, lease.epoch, config=config, ref=ref)
         try:
             state.leases.release(lease)
@@ -217,32 +215,6 @@ def _logged(progress: Progress, recorder: StageRecorder) -> Progress:
         progress(stage, **counts)
 
     return report
-
-
-class StageRecorder:
-    """Writes the stage a running run reports into its record, for the status page: a new
-    stage at once, new counts of the same stage at most every `STAGE_RECORD_INTERVAL_S`. A
-    database that cannot take it costs the page a stage, never the run: after a failed write
-    none is tried for `STAGE_RECORD_BACKOFF_S` (the lease keeper is what notices an outage)."""
-
-    def __init__(self, runs: RunStore, run_id: str) -> None:
-        self.runs, self.run_id = runs, run_id
-        self._lock = threading.Lock()
-        self._stage: str | None = None
-        self._next_at = 0.0
-
-    def __call__(self, stage: str, counts: dict[str, int]) -> None:
-        now = time.monotonic()
-        with self._lock:
-            if stage == self._stage and now < self._next_at:
-                return
-            self._stage, self._next_at = stage, now + STAGE_RECORD_INTERVAL_S
-        try:
-            self.runs.set_stage(self.run_id, stage, counts)
-        except Exception as exc:  # noqa: BLE001 (the record is for the page; the run goes on)
-            with self._lock:
-                self._next_at = time.monotonic() + STAGE_RECORD_BACKOFF_S
-            log.debug("run stage not recorded", stage=stage, error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
 
 def _run(context: JobContext, work: Work, result: JobResult) -> None:
