@@ -93,6 +93,7 @@ def data_paths(spark: Any, ref: TableRef) -> dict[str, str]:
 # --- 1. A writer committing between verification and publish, on a table whose old-spec files MERGE moves
 
 
+@pytest.mark.slow  # one of the slowest: make test-integration runs it
 def test_merge_moving_old_spec_rows_keeps_a_concurrent_writers_content(spark, config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """MERGE rewrites a file of the old (unpartitioned) spec into the current spec's partitions
     with the planning snapshot's sequence number. A streaming writer upserts key 10 in the

@@ -134,6 +134,7 @@ def finished(runs: RunStore, tables: list[str]) -> bool:
     return True
 
 
+@pytest.mark.slow  # one of the slowest: make test-integration runs it
 def test_daemon_processes_a_table_and_stops_cleanly_on_sigterm(tmp_path: Path, spark, config: Config, cdc_table: CdcFactory) -> None:
     namespace = f"daemon_{uuid.uuid4().hex[:6]}"
     ref, _, model = cdc_table(ref=TableRef(config.default_catalog, (namespace,), "orders"), rows=1500, commits=3, update_ratio=0.3)

@@ -279,6 +279,7 @@ def icemaint_deletes_by_data_file(metadata_location: str, no_stats: bool = False
     return found
 
 
+@pytest.mark.slow  # one of the slowest: make test-integration runs it
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(spec=st.sampled_from(list(SPECS)), operations=st.lists(operation, min_size=1, max_size=9), no_stats=st.booleans())
 def test_rule_covers_every_delete_iceberg_applies(spark, tmp_path_factory: pytest.TempPathFactory, spec: str, operations: list, no_stats: bool) -> None:

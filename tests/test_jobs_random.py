@@ -4,6 +4,7 @@ every job verifies its own content."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
@@ -45,6 +46,7 @@ def job_options(job: str, argument: object) -> dict:
 
 # No shrinking: each example costs seconds of Spark, and shrinking a failure ran for more
 # than five minutes in CI; the failing example is printed as generated.
+@pytest.mark.slow  # one of the slowest: make test-integration runs it
 @settings(max_examples=5, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate],
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(shape=shapes, plan=steps, seed=st.integers(0, 10_000), version=st.sampled_from([2, 3]))

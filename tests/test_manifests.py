@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.jobs.outcome import COMMITTED, NOOP
@@ -27,6 +29,7 @@ def manifest_partition_ranges(config: Config, ref: TableRef) -> list[tuple[str, 
     return sorted(ranges)
 
 
+@pytest.mark.slow  # one of the slowest: make test-integration runs it
 def test_manifests_become_few_each_a_range_of_partitions(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
     ref, _, _ = cdc_table(shape=TableShape("identity", 6, "single"), rows=3000, commits=25, update_ratio=0.2, delete_ratio=0.05)
     spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('commit.manifest.target-size-bytes'='40000')")

@@ -109,6 +109,7 @@ def test_a_wrongly_typed_key_is_one_line_naming_it_and_no_secret(tmp_path: Path,
         assert_no_secret(proc, tmp_path)
 
 
+@pytest.mark.slow  # one of the slowest: make test-integration runs it
 def test_runs_that_succeed_and_fail_print_and_log_no_secret(tmp_path: Path, state_url: str) -> None:
     config_path = tmp_path / "icemaint.yaml"
     config_path.write_text(yaml.safe_dump(secret_config(tmp_path, state_url)))

@@ -45,6 +45,7 @@ def data_file_formats(spark: Any, ref: TableRef) -> set[str]:
     return {row.file_format for row in spark.sql(f"SELECT file_format FROM {ref.spark_name}.files").collect()}
 
 
+@pytest.mark.slow  # one of the slowest: make test-integration runs it
 def test_a_rewrite_of_many_small_files_through_plain_streams_keeps_the_content(spark, config: Config, tmp_path: Path) -> None:
     """About forty small files per reading task (120 in all), deletes applied on the way,
     while the JVM collects garbage over and over: a stream whose wrapper was dropped and

@@ -196,6 +196,7 @@ def cost_of(config: Config, ref: TableRef) -> float:
 
 
 # -- the pages in a browser ---------------------------------------------------------------------
+@pytest.mark.slow  # one of the slowest: make test-integration runs it
 def test_overview_lists_generated_tables_in_reader_cost_order(spark, config: Config, home: Path, cdc_table: CdcFactory, browser,
                                                               icemaint_ui, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from selenium.webdriver.common.by import By
