@@ -6,20 +6,20 @@ import threading
 import time
 from collections.abc import Callable
 
+import structlog
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import GaugeMetricFamily
 
 from maintenance import __version__
 from maintenance.jobs.counters import BYTES_WRITTEN, FILES_DELETED, FILES_REPLACED
 from maintenance.jobs.outcome import COMMITTED, FENCED, NOOP, JobResult
-from maintenance.state.database import StateUnavailableError
 from maintenance.table.health import TableHealth
+
+log = structlog.get_logger(__name__)
 
 
 class DaemonMetrics:
-    def __init__(self, last_successes: Callable[[], dict[tuple[str, str], int]] | None = None) -> None:
-        """`last_successes`: (table, job) -> ms of the newest successful run, from the state
-        database (so the metric survives restarts and counts every daemon's and cron's runs)."""
+    def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
         Gauge("icemaint_build_info", "icemaint's version (always 1)", ["version"], registry=r).labels(__version__).set(1)
@@ -38,10 +38,31 @@ class DaemonMetrics:
         self.dependency_up = Gauge("icemaint_dependency_up", "1 while a dependency (state, catalog:<name>, policies, spark) works", ["dependency"], registry=r)
         self.spark_running = Gauge("icemaint_spark_running", "1 while this daemon's Spark session is up", registry=r)
         self._lock = threading.Lock()
-        self._last_success: dict[tuple[str, str], float] = {}
+        self._last_success: dict[tuple[str, str], float] = {}  # this process's runs (seconds)
+        self._stored_success: dict[tuple[str, str], float] = {}  # every holder's, from the state database (seconds)
         r.register(_SinceLastSuccess(self))
-        if last_successes is not None:
-            r.register(_LastSuccessFromState(last_successes))
+        r.register(_LastSuccessTimestamp(self))
+
+    def refresh_stored_successes(self, read: Callable[[], dict[tuple[str, str], int]]) -> None:
+        """Take every holder's last successes from the state database (`RunStore.last_successes`,
+        ms): the daemon calls this when it has just reached the database, so a scrape never
+        waits for it and the metric survives restarts and counts cron's runs. A failed read
+        keeps the values it had."""
+        try:
+            found = {key: at_ms / 1000 for key, at_ms in read().items()}
+        except Exception as exc:  # noqa: BLE001 (the daemon's probes report the database; the metric keeps its last values)
+            log.debug("last successes not read", error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            return
+        with self._lock:
+            self._stored_success = found
+
+    def last_success_timestamps(self) -> dict[tuple[str, str], float]:
+        """The newest of the database's and this process's own (a run that just ended)."""
+        with self._lock:
+            merged = dict(self._stored_success)
+            for key, at in self._last_success.items():
+                merged[key] = max(at, merged.get(key, 0.0))
+            return merged
 
     def observe_result(self, result: JobResult) -> None:
         self.jobs.labels(result.job, result.status).inc()
@@ -81,20 +102,16 @@ class _SinceLastSuccess:
         yield family
 
 
-class _LastSuccessFromState:
-    """When each (table, job) last succeeded, read from the state database at scrape time; no
-    series while the database cannot be read (`icemaint_dependency_up` says why)."""
+class _LastSuccessTimestamp:
+    """When each (table, job) last succeeded, by any holder: what the state database said when
+    the daemon last reached it, or this daemon's own newer run. A scrape reads no database."""
 
-    def __init__(self, read: Callable[[], dict[tuple[str, str], int]]) -> None:
-        self.read = read
+    def __init__(self, metrics: DaemonMetrics) -> None:
+        self.metrics = metrics
 
     def collect(self):  # type: ignore[no-untyped-def]
         family = GaugeMetricFamily("icemaint_last_success_timestamp_seconds", "When the job last committed or found nothing to do (any holder's run, "
                                    "from the state database)", labels=["table", "job"])
-        try:
-            found = self.read()
-        except StateUnavailableError:
-            found = {}
-        for (table, job), at_ms in sorted(found.items()):
-            family.add_metric([table, job], at_ms / 1000)
+        for (table, job), at in sorted(self.metrics.last_success_timestamps().items()):
+            family.add_metric([table, job], at)
         yield family

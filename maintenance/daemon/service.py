@@ -67,7 +67,7 @@ class Daemon:
         self.running: dict[str, Future[None]] = {}  # table -> its worker
         self.worked_until: dict[str, float] = {}  # table -> when its last worker ended (monotonic)
         self.pool = ThreadPoolExecutor(max_workers=self.settings.max_concurrent_jobs, thread_name_prefix="icemaint-job")
-        self.metrics = DaemonMetrics(last_successes=lambda: open_state(self.config).runs.last_successes())
+        self.metrics = DaemonMetrics()
         self.policies: list[Policy] | None = None
         self.dependencies = Dependencies()
         self.last_evaluation_ok: float | None = None
@@ -171,7 +171,10 @@ class Daemon:
         if self.stopping.is_set():
             return
         state = self._probe_state()
-        if state is None or time.monotonic() < self.next_evaluation_at:
+        if state is None:
+            return
+        self.metrics.refresh_stored_successes(state.runs.last_successes)  # just reached: one cheap query
+        if time.monotonic() < self.next_evaluation_at:
             return
         try:
             started = time.monotonic()

@@ -94,5 +94,27 @@ def java_errors(action: str) -> Iterator[None]:
     except Exception as exc:
         if type(exc).__module__.startswith(("py4j", "pyspark")):
             log.error("java call failed", action=action, exc_info=True)
-            raise SparkJobError(f"{action}: {java_error_message(exc)}") from exc
+            failure = connection_failure(exc)
+            where = _object_store_endpoints() if failure is not None else ""
+            raise SparkJobError(f"{action}: {failure + where if failure is not None else java_error_message(exc)}") from exc
         raise
+
+
+def _object_store_endpoints() -> str:
+    """The s3a endpoints Spark is configured with (per bucket, `session.s3a_settings`), to
+    name where a connection failed: Java's own message does not (` (s3a endpoints: bucket
+    lake http://minio:9000)`); empty when none is set or Spark is gone."""
+    try:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+        if spark is None:
+            return ""
+        found = spark._jsc.hadoopConfiguration().getValByRegex(r"^fs\.s3a\.(bucket\.[^.]+\.)?endpoint$")
+        endpoints = sorted((str(k), str(v)) for k, v in dict(found).items())
+    except Exception:  # noqa: BLE001 (the gateway may be gone: the message stays as Java gave it)
+        return ""
+    if not endpoints:
+        return ""
+    named = [f"bucket {key.split('.')[3]} {value}" if key.startswith("fs.s3a.bucket.") else f"default {value}" for key, value in endpoints]
+    return redact_text(f" (s3a endpoints: {', '.join(named)})")
