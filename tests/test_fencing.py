@@ -64,7 +64,7 @@ def resume_paused_holder(holder: subprocess.Popen[str], flag: Path) -> tuple[str
     return refused, status
 
 
-@pytest.mark.slow_on_servers
+@pytest.mark.slow  # on every database kind: one of the slowest, make test-integration runs it
 @pytest.mark.parametrize("state_kind", STATE_KINDS)
 def test_paused_holder_is_fenced_after_takeover(spark, home: Path, tmp_path: Path, cdc_table: CdcFactory, state_kind: str) -> None:
     ref, _, _ = cdc_table(rows=400, commits=2)

@@ -57,7 +57,7 @@ def test_two_processes_upgrading_at_once_both_succeed(empty_state_url: str) -> N
 
 
 # -- the lease protocol ----------------------------------------------------------------------
-@pytest.mark.slow_on_servers
+@pytest.mark.slow  # on every database kind: one of the slowest, make test-integration runs it
 def test_sixteen_workers_race_exactly_one_wins_each_round(state: StateStore) -> None:
     url = state.engine.url.render_as_string(hide_password=False)
     state.leases.forget("cat.ns.raced")
