@@ -487,6 +487,7 @@ def _runs_table(runs: list[RunRecord]) -> str:
         duration = (run.ended_at_ms - run.started_at_ms) / 1000 if run.ended_at_ms is not None else None
         counters = {k: v for k, v in run.counters.items() if k not in _VERIFICATION_KEYS}
         counter_text = "<br>".join(f"{esc(k)}={esc(v)}" for k, v in counters.items()) or MISSING
+        stage = _stage(run)
         verified = run.counters.get("content_verified")
         if verified is None:
             verification = '<span class="muted">not verified</span>' if run.status in ("committed",) else MISSING
@@ -496,7 +497,7 @@ def _runs_table(runs: list[RunRecord]) -> str:
         rows.append([
             f'{esc(utc(run.started_at_ms))}<br><span class="muted">{esc(ago(run.started_at_ms))}</span>',
             esc(run.job),
-            status_badge(run.status) + (f'<br><span class="muted stage">{esc(_stage(run))}</span>' if _stage(run) and run.status not in ("committed", "noop") else ""),
+            status_badge(run.status) + (f'<br><span class="muted stage">{esc(stage)}</span>' if stage and run.status not in ("committed", "noop") else ""),
             esc(seconds(duration)),
             f'<span class="mono">{esc(run.snapshot_id)}</span>',
             f'<span class="counters">{counter_text}</span>',

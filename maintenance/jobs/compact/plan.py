@@ -48,7 +48,8 @@ from pyiceberg.types import (
 
 from maintenance.errors import IcemaintError, UsageError
 from maintenance.jobs.compact.options import CompactOptions
-from maintenance.jobs.file_groups.plan import RewritePlan, applied_deletes
+from maintenance.jobs.file_groups.deletes import applied_deletes
+from maintenance.jobs.file_groups.plan import RewritePlan
 from maintenance.jobs.options import SIZE
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex, require_equality_columns

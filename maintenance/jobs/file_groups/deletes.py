@@ -21,13 +21,17 @@ from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import SnapshotFiles, TableFile
 
 
+def applied_deletes(files: SnapshotFiles, index: DeleteIndex) -> dict[str, list[TableFile]]:
+    """Live data file path -> the deletes of `index` that apply to it (the one rule)."""
+    return {data.path: index.deletes_for(data) for data in files.data}
+
+
 def delete_reach(files: SnapshotFiles, deletes: Sequence[TableFile], applied: Mapping[str, Sequence[TableFile]] | None = None) -> dict[str, set[str]]:
     """Delete record key (`TableFile.key`) -> every live data file path it applies to (empty:
     dangling); from `applied` (data path -> the deletes that apply to it) when the plan has it."""
     reach: dict[str, set[str]] = {d.key: set() for d in deletes}
     if applied is None:
-        index = DeleteIndex(files, deletes)
-        applied = {data.path: index.deletes_for(data) for data in files.data}
+        applied = applied_deletes(files, DeleteIndex(files, deletes))
     for path, applying in applied.items():
         for delete in applying:
             if delete.key in reach:

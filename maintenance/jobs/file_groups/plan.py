@@ -34,7 +34,6 @@ from typing import Any
 from maintenance.jobs.file_groups.deletes import delete_reach
 from maintenance.jobs.file_groups.grouping import FileGroup, live_fraction, plan_groups, within_budget
 from maintenance.jobs.file_groups.options import GroupOptions
-from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import SnapshotFiles, TableFile
 from maintenance.table.reader_cost import OPEN_COST_BYTES, deletes_read_cost
 from maintenance.table.targets import DATA_TARGET_DEFAULT, PAGE_ROW_LIMIT_DEFAULT
@@ -100,11 +99,6 @@ class RewritePlan(ABC):
             "reader_benefit_mib": round(group.reader_benefit / 2**20, 1),
             "files": [f.path for f in group.files[:GROUPS_LISTED_FILES]],
         }
-
-
-def applied_deletes(files: SnapshotFiles, index: DeleteIndex) -> dict[str, list[TableFile]]:
-    """Live data file path -> the deletes of `index` that apply to it (the one rule)."""
-    return {data.path: index.deletes_for(data) for data in files.data}
 
 
 def reader_benefit(group: FileGroup, applied: dict[str, list[TableFile]], target_size: int) -> float:

@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from maintenance.jobs.file_groups.plan import RewritePlan, applied_deletes
+from maintenance.jobs.file_groups.deletes import applied_deletes
+from maintenance.jobs.file_groups.plan import RewritePlan
 from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex, require_equality_columns
