@@ -7,8 +7,9 @@ from __future__ import annotations
 import random
 
 from maintenance.schedule.cycle import Evaluation
-from maintenance.schedule.planner import Decision, reader_cost
+from maintenance.schedule.planner import Decision
 from maintenance.table.health import PartitionHealth, TableHealth
+from maintenance.table.reader_cost import reader_cost
 
 
 def generated_evaluation(names: list[str], seed: int = 19) -> Evaluation:

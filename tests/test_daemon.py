@@ -28,11 +28,12 @@ from maintenance.config import Config, parse_config
 from maintenance.daemon.service import Daemon
 from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation
-from maintenance.schedule.planner import NO_COST, Decision
+from maintenance.schedule.planner import Decision
 from maintenance.state.database import ensure_schema, make_engine
 from maintenance.state.leases import LeaseStore
 from maintenance.state.runs import RunRecord, RunStore
 from maintenance.state.store import StateStore, open_state
+from maintenance.table.reader_cost import NO_COST
 from tests.conftest import POSTGRES_ADMIN_URL, CdcFactory, new_state_url
 from tests.helpers import model_rows, spark_rows
 from tests.tcp_proxy import TcpProxy

@@ -99,3 +99,26 @@ def test_a_policies_folder_that_selects_no_table_says_so(capsys: pytest.CaptureF
     code, out, err = in_process(capsys, "--config", str(cfg), "plan", str(ref))
 
     assert code == 0 and f"no policy in {policies} selects 1 table(s) (e.g. {ref})" in err and "default.yaml) is not in it" in err
+
+
+def test_jobs_that_make_no_snapshot_say_what_they_changed(capsys: pytest.CaptureFixture[str], spark, config: Config, cdc_table: CdcFactory) -> None:
+    """ORPHANS and EXPIRE end `committed` without a new snapshot: the title says what they
+    changed instead, and no `snapshot_id -` line suggests a commit went missing."""
+    ref, _, _ = cdc_table(rows=300, commits=3)
+    root = local(f"{config.catalogs['local'].warehouse}/tests") / ref.name
+    for n in range(3):
+        plant(root / "data" / f"forgotten-{n:02d}.parquet", 5)
+
+    code, out, err = in_process(capsys, "orphans", str(ref))
+    assert code == 0, err
+    assert f"orphans {ref}: committed, deleted 3 unreferenced file(s); deleting orphans changes no table metadata" in out
+    assert "snapshot_id" not in out
+
+    code, out, err = in_process(capsys, "expire", str(ref), "--older-than", "0s")
+    assert code == 0, err
+    assert f"expire {ref}: committed, expired " in out and ".metadata.json; expiring adds no snapshot" in out
+    assert "snapshot_id" not in out
+    plant(root / "data" / "forgotten-later.parquet", 5)
+    code, out, _ = in_process(capsys, "orphans", str(ref), "--json")
+    result = json.loads(out)
+    assert result["status"] == "committed" and result["snapshot_id"] is None and result["effect"].startswith("deleted 1 unreferenced file(s)")

@@ -15,9 +15,9 @@ from maintenance.jobs.outcome import COMMITTED
 from maintenance.policy.loader import load_policies
 from maintenance.policy.triggers import MEASURES
 from maintenance.schedule.cycle import evaluate, run_decision
-from maintenance.schedule.planner import reader_cost
 from maintenance.state.store import open_state
 from maintenance.table.health import table_health
+from maintenance.table.reader_cost import reader_cost
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
 

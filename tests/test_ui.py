@@ -42,9 +42,9 @@ from maintenance.catalogs import TableRef, get_catalog, load_table
 from maintenance.config import Config
 from maintenance.daemon.http import serve
 from maintenance.schedule.cycle import Evaluation
-from maintenance.schedule.planner import reader_cost
 from maintenance.state.store import StateStore, open_state
 from maintenance.table.health import table_health
+from maintenance.table.reader_cost import reader_cost
 from maintenance.ui.pages import Response, StatusPages
 from maintenance.ui.status import DAEMON_SOURCE, StatusCache
 from tests.conftest import CdcFactory

@@ -78,6 +78,9 @@ def report(result: JobResult, as_json: bool) -> None:
     if result.reason is not None:  # a noop: why, in the title
         emit_fields(f"{result.job} {result.table}: {result.status}, {result.reason}", result.to_json(), skip=("reason",))
         return
-    emit_fields(f"{result.job} {result.table}: {result.status}", result.to_json())
+    if result.effect is not None:  # committed without a new snapshot: what changed instead, in the title
+        emit_fields(f"{result.job} {result.table}: {result.status}, {result.effect}", result.to_json(), skip=("effect", "snapshot_id"))
+    else:
+        emit_fields(f"{result.job} {result.table}: {result.status}", result.to_json())
     if result.error and not result.ok:
         click.echo(f"icemaint: error: {result.error}", err=True)

@@ -78,7 +78,7 @@ def register(cli: click.Group) -> None:
             if not shown:
                 click.echo(f"nothing due on {len({d.table for d in evaluation.decisions})} table(s)")
             emit_rows([{**d.to_json(), "due": "due" if d.due else "-"} for d in shown],
-                      ["due", "table", "job", "policy", "extra_mib_per_scan", "read_amplification", "estimated_s", "reason"])
+                      ["due", "table", "job", "policy", "read_amplification", "extra_opens_per_scan", "delete_records_per_scan", "estimated_s", "reason"])
             _note_unselected(app, evaluation.decisions)
             _report_problems(evaluation.problems)
         return EXIT_FAILED if evaluation.problems else EXIT_OK

@@ -20,6 +20,7 @@ class JobOutcome:
     snapshot_id: int | None = None
     counters: Counters = field(default_factory=dict)
     reason: str | None = None  # a noop's: why there was nothing to do
+    effect: str | None = None  # a committed job's without a new snapshot (EXPIRE, ORPHANS): what it changed instead
 
 
 def attach_partial(exc: BaseException, outcome: JobOutcome) -> None:
@@ -43,6 +44,7 @@ class JobResult:
     counters: Counters = field(default_factory=dict)
     error: str | None = None
     reason: str | None = None  # a noop's: why there was nothing to do (the plan's `nothing_to_do`)
+    effect: str | None = None  # a committed job's that made no snapshot: what it changed instead (`JobOutcome.effect`)
     dry_run: bool = False
     fingerprint_before: str | None = None
     fingerprint_after: str | None = None
@@ -69,6 +71,8 @@ class JobResult:
             out["error"] = self.error
         if self.reason is not None:
             out["reason"] = self.reason
+        if self.effect is not None:
+            out["effect"] = self.effect
         if self.content_verified is not None:
             out.update(fingerprint_before=self.fingerprint_before, fingerprint_after=self.fingerprint_after, content_verified=self.content_verified,
                        **self.verify_counters)

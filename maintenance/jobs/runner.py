@@ -224,12 +224,12 @@ def _run(context: JobContext, work: Work, result: JobResult) -> None:
         except BaseException as exc:
             partial = partial_outcome(exc)  # what it had done (committed, expired) before it failed
             if partial is not None:
-                result.snapshot_id, result.counters = partial.snapshot_id, dict(partial.counters)
+                result.snapshot_id, result.counters, result.effect = partial.snapshot_id, dict(partial.counters), partial.effect
             raise
         finally:
             _take_verification(context, result)
         result.status, result.snapshot_id, result.counters = outcome.status, outcome.snapshot_id, dict(outcome.counters)
-        result.reason = outcome.reason
+        result.reason, result.effect = outcome.reason, outcome.effect
         unknown = undocumented(result.counters, _own_counters(context.job))
         if unknown:
             log.warning("job reported counters missing from jobs/counters.py", counters=unknown)

@@ -25,37 +25,12 @@ from maintenance.policy.model import JobPolicy, TablePolicy
 from maintenance.policy.triggers import fired
 from maintenance.state.runs import RunRecord
 from maintenance.table.health import TableHealth
-from maintenance.table.reader_cost import OPEN_COST_BYTES, TARGET_FILE_BYTES, deletes_read_cost
+from maintenance.table.reader_cost import NO_COST, ReaderCost, reader_cost
 
 BACKOFF_BASE_S = 60.0
 BACKOFF_MAX_S = 3600.0
 DONE = (COMMITTED, NOOP)  # a run that counts for the schedule
 UNSUCCESSFUL = (FAILED, FENCED)  # a run that counts for the backoff
-
-
-@dataclass(frozen=True)
-class ReaderCost:
-    extra_bytes: float  # beyond a clean table's, per full scan
-    amplification: float  # (clean + extra) / clean
-
-    def to_json(self) -> dict[str, float]:
-        return {"extra_mib_per_scan": round(self.extra_bytes / 2**20, 1), "read_amplification": round(self.amplification, 2)}
-
-
-def reader_cost(health: TableHealth) -> ReaderCost:
-    """Every delete file a data file's task opens costs an open and the entries it reads
-    (equality keys are also held in memory), counted for every data file it applies to
-    (health's `*_applied` counters, by the delete rule's scope)."""
-    extra = 0.0
-    for p in health.partitions or []:
-        extra += deletes_read_cost(p.position_deletes_applied, p.position_delete_records_applied)
-        extra += deletes_read_cost(p.equality_deletes_applied, p.equality_delete_records_applied)
-        # A deletion vector is read by the one task of its data file: one more open, its positions.
-        extra += deletes_read_cost(p.deletion_vectors, p.deletion_vector_records)
-    ideal_files = max(1, -(-health.data_bytes // TARGET_FILE_BYTES))
-    extra += max(0, health.data_files - ideal_files) * OPEN_COST_BYTES
-    clean = health.data_bytes + ideal_files * OPEN_COST_BYTES
-    return ReaderCost(extra_bytes=extra, amplification=(clean + extra) / clean)
 
 
 @dataclass
@@ -75,9 +50,6 @@ class Decision:
             "table": self.table, "job": self.job, "due": self.due, "reason": self.reason, "policy": self.policy,
             "estimated_s": round(self.estimated_s, 1), **self.reader_cost.to_json(),
         }
-
-
-NO_COST = ReaderCost(0.0, 1.0)
 
 
 NO_POLICY = "no policy selects it"

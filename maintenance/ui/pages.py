@@ -25,12 +25,13 @@ from maintenance.jobs.spec import describe_progress
 from maintenance.lease.fence import SUMMARY_JOB
 from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation, evaluate_table
-from maintenance.schedule.planner import Decision, reader_cost
+from maintenance.schedule.planner import Decision
 from maintenance.state.leases import LeaseState
 from maintenance.state.runs import ABANDONED, FAILED, FENCED, INTERRUPTED, RUNNING, RunRecord
 from maintenance.state.store import StateStore, open_state
 from maintenance.table.files import snapshot_files
 from maintenance.table.health import PartitionHealth, TableHealth, table_health
+from maintenance.table.reader_cost import ReaderCost, reader_cost
 from maintenance.table.targets import data_file_target
 from maintenance.ui import charts
 from maintenance.ui.html import (
@@ -308,8 +309,7 @@ def _facets(snapshot: Snapshot, filters: dict[str, str | None], per: int) -> str
 def _overview_row(rank: int, t: TableSummary, runs: dict[str, RunRecord], lease: LeaseState | None, now_ms: float) -> str:
     h = t.health
     failing = _failing(t, runs)
-    cost = (f'{esc(_mib(t.cost.extra_bytes))}<br><span class="muted">×{t.cost.amplification:,.2f} per scan</span>'
-            if h is not None else MISSING)
+    cost = (f'×{t.cost.amplification:,.2f}<br><span class="muted">{esc(_cost_parts(t.cost))}</span>' if h is not None else MISSING)
     deletes = f"{esc(number(h.equality_delete_files))} / {esc(number(h.position_delete_files))}" if h is not None else MISSING
     last = " ".join(_run_badge(runs[job], now_ms) for job in sorted(runs, key=registry.order)) or '<span class="muted">none</span>'
     if t.problem is not None:
@@ -329,8 +329,9 @@ def _overview_row(rank: int, t: TableSummary, runs: dict[str, RunRecord], lease:
             f'<td class="num">{esc(number(h.snapshots) if h else None)}</td><td>{last}</td><td>{nxt}</td><td>{holder}</td></tr>')
 
 
-def _mib(value: float) -> str:
-    return f"{value / 2**20:,.1f} MiB"
+def _cost_parts(cost: ReaderCost) -> str:
+    """What a scan's extra cost is made of, in what a reader does (the README's reader cost)."""
+    return f"{number(cost.extra_opens)} extra opens, {number(cost.delete_records)} delete rows"
 
 
 def _run_badge(run: RunRecord, now_ms: float) -> str:
@@ -377,7 +378,7 @@ def _facts(health: TableHealth | None, decisions: list[Decision], lease: LeaseSt
     if health is not None:
         cost = reader_cost(health)
         items += [
-            ("reader cost per full scan", f"{esc(_mib(cost.extra_bytes))} extra (×{cost.amplification:,.2f})"),
+            ("reader cost per full scan", f"×{cost.amplification:,.2f} a clean table's ({esc(_cost_parts(cost))})"),
             ("current snapshot", f'<span class="mono">{esc(health.current_snapshot_id)}</span>'),
             ("data files", f"{esc(number(health.data_files))} ({esc(size(health.data_bytes))}, {esc(number(health.data_records))} rows)"),
             ("small data files", esc(number(health.small_data_files))),

@@ -31,8 +31,8 @@ import structlog
 from maintenance.config import Config
 from maintenance.jobs import registry
 from maintenance.schedule.cycle import Evaluation
-from maintenance.schedule.planner import NO_COST, ReaderCost
 from maintenance.table.health import TableHealth
+from maintenance.table.reader_cost import NO_COST, ReaderCost
 
 log = structlog.get_logger(__name__)
 

@@ -70,6 +70,8 @@ def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
             "snapshots_retained": len(after.metadata.snapshots),
             **deletable.counters(),
         },
+        effect=f"expired {len(expired) + len(earlier):,} snapshot(s) in metadata {after.metadata_location.rsplit('/', 1)[-1]}; "
+               f"expiring adds no snapshot",
     )
     if deletable.paths:
         try:

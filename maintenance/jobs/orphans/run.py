@@ -36,7 +36,8 @@ def run(ctx: JobContext, plan: OrphanPlan) -> JobOutcome:
     deleted = ctx.delete_files([[f.location for f in plan.candidates]], references)  # verified also when only folders go
     log.info("orphan files deleted", count=deleted.files, bytes=plan.bytes)
     folders = remove_empty_folders(newest.location(), plan.staging_folders, ctx.fence)
-    return JobOutcome(COMMITTED, counters={**counters, "staging_folders_removed": folders})
+    effect = f"deleted {deleted.files:,} unreferenced file(s); deleting orphans changes no table metadata, so no snapshot"
+    return JobOutcome(COMMITTED, counters={**counters, "staging_folders_removed": folders}, effect=effect)
 
 
 def estimate(health: TableHealth) -> float:
