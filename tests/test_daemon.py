@@ -272,6 +272,9 @@ def cut_then_restored(proxy: TcpProxy, port: int, log: Path, dependency: str, up
     cut = time.monotonic()
     _, body = wait_for(lambda: (lambda r: r if r[0] == 503 else None)(healthz(port)), 30, "503 after the cut", [log])
     assert time.monotonic() - cut <= 2 * 2 + 1 and body.startswith(f"{dependency}: failing") and "\n" not in body.strip(), body
+    ready = http_get(port, "/readyz")  # the readiness probe: what /healthz says
+    assert ready[0] == 503 and ready[1].startswith(f"{dependency}: failing"), ready
+    assert http_get(port, "/livez")[0] == 200  # the liveness probe: an outage must not restart the daemon
     cause = dependency.split(":")[0]
     assert_only_failures_counted_meanwhile(port, f'icemaint_evaluation_failures_total{{cause="{cause}"}}', [log])
     while_cut()
@@ -398,3 +401,33 @@ def test_an_evaluation_read_before_a_tables_worker_ended_does_not_dispatch_it_ag
     finally:
         daemon.pool.shutdown(wait=True)
     assert daemon.dispatched == ["local.ns.orders", "local.ns.orders"]
+
+
+def test_livez_fails_only_when_the_process_no_longer_works(config: Config) -> None:
+    """`/livez` on a real server over a daemon that is not started: alive while idle or
+    stopping; 503 once its main loop stalls, its scheduler stops, or one evaluation outlives
+    its limit, each named. `/readyz` answers as `/healthz`."""
+    from maintenance.daemon.http import serve
+    from maintenance.daemon.service import MAIN_LOOP_STALL_S, STUCK_EVALUATION_S, Daemon
+
+    daemon = Daemon(config)
+    server = serve("127.0.0.1", 0, None, daemon.healthy, alive=daemon.alive)
+    port = server.server_address[1]
+    try:
+        assert http_get(port, "/livez") == (200, "alive\n")
+        assert http_get(port, "/readyz") == http_get(port, "/healthz") == (200, "starting\n")
+        daemon.evaluation_started = time.monotonic() - STUCK_EVALUATION_S - 1
+        status, body = http_get(port, "/livez")
+        assert status == 503 and body.startswith("one evaluation has run for 1801s"), body
+        daemon.evaluation_started = time.monotonic() - STUCK_EVALUATION_S + 60  # long, within the limit
+        assert http_get(port, "/livez")[0] == 200
+        daemon.scheduler_running = lambda: False
+        assert http_get(port, "/livez") == (503, "scheduler stopped\n")
+        daemon.stopping.set()  # draining: its scheduler is shut down on purpose
+        assert http_get(port, "/livez") == (200, "alive: stopping\n") and http_get(port, "/readyz")[0] == 503
+        daemon.main_tick = time.monotonic() - MAIN_LOOP_STALL_S - 5
+        status, body = http_get(port, "/livez")
+        assert status == 503 and body.startswith("main loop stalled"), body
+    finally:
+        server.shutdown()
+        daemon.pool.shutdown()

@@ -1,5 +1,10 @@
-"""The daemon's HTTP endpoint: `/metrics` for Prometheus, `/healthz` for container probes,
-and the read-only status page (`maintenance/ui/`) on `/`, `/table` and `/leases`.
+"""The daemon's HTTP endpoint: `/metrics` for Prometheus, the probes, and the read-only
+status page (`maintenance/ui/`) on `/`, `/table` and `/leases`.
+
+Two probes because they answer different questions: `/livez` whether this process still
+works (restarting it would help), `/readyz` whether what it depends on works (restarting
+it would not: a state database outage must not restart every daemon's pod). `/healthz`
+answers as `/readyz`, as it did before the two existed.
 
 Each request is answered in its own thread, never the scheduler's: a slow page cannot hold
 up an evaluation, a job or a probe. `icemaint ui` serves the same page with no metrics.
@@ -20,19 +25,24 @@ if TYPE_CHECKING:
 TEXT = "text/plain; charset=utf-8"
 
 
-def serve(host: str, port: int, registry: CollectorRegistry | None = None, healthy: Callable[[], tuple[bool, str]] | None = None,
-          pages: StatusPages | None = None) -> ThreadingHTTPServer:
+Probe = Callable[[], tuple[bool, str]]
+
+
+def serve(host: str, port: int, registry: CollectorRegistry | None = None, healthy: Probe | None = None,
+          pages: StatusPages | None = None, alive: Probe | None = None) -> ThreadingHTTPServer:
     """Start serving in a daemon thread; returns the server (its real port in server_address).
-    Without a registry there is no `/metrics`; without `healthy`, `/healthz` always answers 200;
-    without `pages`, no status page."""
+    Without a registry there is no `/metrics`; without `healthy`, `/readyz` and `/healthz`
+    always answer 200, without `alive`, `/livez` does; without `pages`, no status page."""
+    probes = {"/livez": alive, "/readyz": healthy, "/healthz": healthy}
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802 (http.server's name)
             path, _, query = self.path.partition("?")
             if path == "/metrics" and registry is not None:
                 self._send(200, generate_latest(registry), CONTENT_TYPE_LATEST)
-            elif path == "/healthz":
-                ok, text = healthy() if healthy is not None else (True, "ok")
+            elif path in probes:
+                probe = probes[path]
+                ok, text = probe() if probe is not None else (True, "ok")
                 self._send(200 if ok else 503, (text + "\n").encode(), TEXT)
             elif pages is not None and path != "/favicon.ico":
                 response = pages.handle(path, query)  # an unknown path gets the page's own "not found"

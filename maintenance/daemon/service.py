@@ -15,9 +15,12 @@
   catalog is skipped with its tables (503, named); an evaluation that fails otherwise backs
   off (doubling, up to 10 minutes); a failing job backs off per table and job through the
   run history (planner).
-- The HTTP port serves `/metrics`, `/healthz` and the read-only status page
+- The HTTP port serves `/metrics`, the probes and the read-only status page
   (`maintenance/ui/`), which renders from the latest evaluation (published to its cache)
-  in the server's own threads.
+  in the server's own threads. `/readyz` (and `/healthz`) is `healthy()`: 503 while a
+  dependency fails. `/livez` is `alive()`: 503 only when this process no longer works (its
+  main loop or scheduler stopped, or one evaluation has run far too long), so a liveness
+  probe restarts a stuck daemon and never one that waits for its database.
 - SIGTERM/SIGINT: no new work; running jobs get `shutdown_grace` to finish, then they are
   cancelled: their fences shut (nothing more is published or deleted, even by a job that
   is between Spark jobs) and their Spark jobs cancelled; leases are released as each job
@@ -29,6 +32,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime, timezone
 
@@ -55,6 +59,8 @@ from maintenance.ui.status import StatusCache
 log = structlog.get_logger(__name__)
 MAX_EVALUATION_BACKOFF_S = 600.0
 CANCEL_WAIT_S = 60.0
+MAIN_LOOP_STALL_S = 30.0  # the main loop ticks every 0.5 s
+STUCK_EVALUATION_S = 1800.0  # at least; or ten intervals (an evaluation of a large fleet is slow, not stuck)
 
 
 class Daemon:
@@ -77,6 +83,9 @@ class Daemon:
         self.probes_to_skip = 0  # intervals left before the next probe of a misconfigured one
         self.last_job_end = time.monotonic()
         self.http_port: int | None = None
+        self.main_tick = time.monotonic()  # the main loop's last turn (`alive`)
+        self.evaluation_started: float | None = None  # while an evaluation (or its state probe) runs
+        self.scheduler_running: Callable[[], bool] = lambda: True
         # The status page's cache: each successful evaluation is published to it, so the page
         # never evaluates while the daemon has evaluated (it does, in its own thread, before).
         self.status = StatusCache(config, ttl_s=self.settings.interval_s)
@@ -91,7 +100,7 @@ class Daemon:
         server = None
         if self.settings.metrics_port:
             pages = StatusPages(self.config, self.status, policies=lambda: self.policies)
-            server = serve(self.settings.metrics_host, self.settings.metrics_port, self.metrics.registry, self.healthy, pages=pages)
+            server = serve(self.settings.metrics_host, self.settings.metrics_port, self.metrics.registry, self.healthy, pages=pages, alive=self.alive)
             self.http_port = server.server_address[1]
         scheduler = BackgroundScheduler(timezone=timezone.utc)
         scheduler.add_job(self.evaluate_and_dispatch, "interval", seconds=self.settings.interval_s, id="evaluate",
@@ -99,10 +108,11 @@ class Daemon:
         scheduler.add_job(self.stop_idle_spark, "interval", seconds=max(1.0, min(30.0, self.settings.spark_idle_s / 2)), id="idle",
                           max_instances=1, coalesce=True)
         scheduler.start()
+        self.scheduler_running = lambda: bool(scheduler.running)
         log.info("daemon started", holder=self.holder, interval_s=self.settings.interval_s, max_concurrent_jobs=self.settings.max_concurrent_jobs,
                  metrics_port=self.http_port, policies=str(self.config.policies_dir))
         while not self.stopping.wait(0.5):
-            pass
+            self.main_tick = time.monotonic()
         log.info("daemon stopping: no new work", running=sorted(self.running))
         scheduler.shutdown(wait=True)  # an evaluation in progress dispatches nothing more
         self._drain()
@@ -166,10 +176,32 @@ class Daemon:
         limit = 3 * self.settings.interval_s + MAX_EVALUATION_BACKOFF_S  # a backstop: failures are named above
         return age <= limit, f"ok: last evaluation {age:.0f}s ago" if age <= limit else f"no evaluation for {age:.0f}s"
 
+    def alive(self) -> tuple[bool, str]:
+        """Whether this process still works, whatever its dependencies do (module docstring):
+        the main loop turns, the scheduler runs, and no evaluation has run for longer than
+        `STUCK_EVALUATION_S` or ten intervals. Stopping is alive: it is draining its jobs."""
+        now = time.monotonic()
+        if now - self.main_tick > MAIN_LOOP_STALL_S:
+            return False, f"main loop stalled for {now - self.main_tick:.0f}s"
+        if not self.stopping.is_set() and not self.scheduler_running():
+            return False, "scheduler stopped"
+        started = self.evaluation_started
+        limit = max(STUCK_EVALUATION_S, 10 * self.settings.interval_s)
+        if started is not None and now - started > limit:
+            return False, f"one evaluation has run for {now - started:.0f}s (limit {limit:.0f}s)"
+        return True, "alive" + (": stopping" if self.stopping.is_set() else "")
+
     # -- work --------------------------------------------------------------------------
     def evaluate_and_dispatch(self) -> None:
         if self.stopping.is_set():
             return
+        self.evaluation_started = time.monotonic()
+        try:
+            self._evaluate_and_dispatch()
+        finally:
+            self.evaluation_started = None
+
+    def _evaluate_and_dispatch(self) -> None:
         state = self._probe_state()
         if state is None:
             return
