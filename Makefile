@@ -34,6 +34,7 @@ test-tools: setup
 	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jdk-headless >/dev/null; \
 	  else echo "test-tools: please install a JDK 17 (javac), then run make again" >&2; exit 1; fi; }
 	@bash scripts/s3-jars.sh $(VENV)/bin/python
+	@bash scripts/compose-schema.sh $(VENV)/bin/python
 
 lint: setup
 	$(VENV)/bin/ruff check maintenance tests benchmarks

@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,10 @@ from maintenance.redact import is_secret_key, remember_secret, url_password
 
 DEFAULT_HOME = ".icemaint"
 DEFAULT_CATALOG = "local"
-REPO_POLICIES = Path(__file__).resolve().parent.parent / "policies"
+# The shipped policies: inside an installed package (pyproject.toml maps the repository's
+# policies/ to maintenance/policies), else the repository's policies/ (a checkout, editable).
+_PACKAGED_POLICIES = Path(str(resources.files("maintenance").joinpath("policies")))
+REPO_POLICIES = _PACKAGED_POLICIES if _PACKAGED_POLICIES.is_dir() else Path(__file__).resolve().parent.parent / "policies"
 CATALOG_TYPES = ("sql", "rest", "hive", "glue")
 # Keys of a catalog entry that icemaint itself interprets; the rest pass through.
 _CATALOG_OWN_KEYS = {"type", "uri", "warehouse", "properties", "spark", "pyiceberg"}

@@ -11,6 +11,7 @@ import fcntl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib import resources
 from pathlib import Path
 
 import structlog
@@ -40,7 +41,11 @@ from maintenance.redact import redact_text
 
 log = structlog.get_logger(__name__)
 
-MIGRATIONS_DIR = Path(__file__).resolve().parents[2] / "migrations"
+# An installed icemaint ships the migrations inside the package (pyproject.toml maps the
+# repository's migrations/ to maintenance/migrations); a checkout or editable install has
+# them only at the repository root, where README and `alembic -c migrations/alembic.ini` use them.
+_PACKAGED_MIGRATIONS = Path(str(resources.files("maintenance").joinpath("migrations")))
+MIGRATIONS_DIR = _PACKAGED_MIGRATIONS if _PACKAGED_MIGRATIONS.is_dir() else Path(__file__).resolve().parents[2] / "migrations"
 _DRIVERS = {"postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg", "mysql": "mysql+pymysql", "mariadb": "mariadb+pymysql"}
 _PG_LOCK_KEY = 0x1CE3A1  # pg_advisory_lock key for migrations
 _MYSQL_LOCK_NAME = "icemaint_migrations"
