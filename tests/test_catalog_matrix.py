@@ -32,6 +32,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from decimal import Decimal
@@ -72,8 +73,9 @@ class Matrix:
     raw: dict[str, Any]
     config_path: Path
     services: Services
-    worker: SparkWorker
+    worker: SparkWorker  # a Spark session of its own for the checks, always local
     durations: dict[str, float]
+    local_config_path: Path | None = None  # when config_path runs jobs elsewhere (a cluster): the same catalogs, Spark local
 
     @property
     def config(self) -> Config:
@@ -107,16 +109,28 @@ class Matrix:
 
 @pytest.fixture(scope="module")
 def matrix(catalog_services: Services, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Matrix]:
-    folder = tmp_path_factory.mktemp("matrix")
+    with make_matrix(tmp_path_factory.mktemp("matrix"), catalog_services) as made:
+        yield made
+
+
+@contextmanager
+def make_matrix(folder: Path, catalog_services: Services, spark_master: str | None = None, spark_conf: dict[str, str] | None = None) -> Iterator[Matrix]:
+    """The matrix's config and its checking Spark worker; with `spark_master`, the jobs'
+    config (`Matrix.config_path`) runs Spark there, with `spark_conf` added."""
     policies = _write_policies(folder / "policies")
     raw = matrix_config(folder, s3=catalog_services.s3, hive_uri=catalog_services.hive.uri, rest_uri=catalog_services.rest.uri, s3_jars=catalog_services.s3_jars, policies=policies)
-    config_path = write_config(folder / "icemaint.yaml", raw)
+    local_path = write_config(folder / "icemaint.yaml", raw)
+    config_path = local_path
+    if spark_master is not None:
+        raw = {**raw, "spark": {**raw["spark"], "master": spark_master, "conf": {**raw["spark"]["conf"], **(spark_conf or {})}}}
+        config_path = write_config(folder / "icemaint-cluster.yaml", raw)
     saved = {key: os.environ.get(key) for key in CREDENTIALS_ENV}
     os.environ.update(CREDENTIALS_ENV)  # this process reads the same file (pyiceberg checks)
-    worker = SparkWorker(config_path, dict(CREDENTIALS_ENV))
+    worker = SparkWorker(local_path, dict(CREDENTIALS_ENV))
     durations: dict[str, float] = {"spark worker start": worker.call(spark_worker.start)}
     try:
-        yield Matrix(folder=folder, raw=raw, config_path=config_path, services=catalog_services, worker=worker, durations=durations)
+        yield Matrix(folder=folder, raw=raw, config_path=config_path, services=catalog_services, worker=worker, durations=durations,
+                     local_config_path=local_path if spark_master is not None else None)
     finally:
         worker.stop()
         for key, value in saved.items():
@@ -283,6 +297,10 @@ PLANT_SPELLINGS = {"sql_local": ("file", ""), "hive_s3": ("s3", "s3a"), "rest_s3
 # (its config and Spark worker name every catalog), not a catalog server's own marker.
 @pytest.mark.parametrize("catalog", [pytest.param("sql_local", id="sql+local"), *S3_CATALOGS])
 def test_every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
+    every_job_end_to_end(matrix, catalog, tmp_path)
+
+
+def every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
     """workload -> REWRITE -> CONVERT -> MERGE -> another writer's commits -> COMPACT ->
     MANIFESTS -> EXPIRE (the writer's checkpoint kept) -> ORPHANS (planted old orphans
     under both spellings of the store, s3:// and s3a:// or file:// and a bare path; a live

@@ -38,6 +38,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Protocol
 
 import structlog
@@ -47,7 +48,7 @@ from pyiceberg.table import Table
 from maintenance import faults
 from maintenance.errors import IcemaintError
 from maintenance.lease.fence import EPOCH_PROPERTY, Fence, FencedError, parse_epoch
-from maintenance.table.paths import is_local
+from maintenance.table.paths import is_local, normalise
 
 log = structlog.get_logger(__name__)
 WINDOW_S = 2.0  # a batch deletes for at most this long after its references were read
@@ -145,12 +146,27 @@ class FencedDeleter:
             return _GONE
         except OSError as exc:
             raise DeletionError(f"could not delete {path}: {exc}") from exc
+        if is_local(path):
+            _delete_checksum(path)
         with self._lock:
             self.done.files += 1
             first = self.done.files == 1
         if first:
             faults.point("deleting")
         return _DELETED
+
+
+def _delete_checksum(path: str) -> None:
+    """The `.NAME.crc` Hadoop's local file system keeps beside a file goes with it, as its
+    own `delete` does. Executors in other JVMs (a cluster on a shared disk) write them for the
+    files they stage; this process writes none (`spark.session._local_disks_without_forks`),
+    so without this every file a job deleted would leave its checksum for ORPHANS. Not
+    counted as a file deleted: it was never a file of the table."""
+    local = Path(normalise(path))
+    try:
+        local.with_name(f".{local.name}.crc").unlink()
+    except FileNotFoundError:
+        pass
 
 
 class _InCallingThread:
