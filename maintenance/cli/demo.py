@@ -7,10 +7,9 @@ import time
 import click
 
 from maintenance.catalogs import load_table, table_exists
-from maintenance.cli.inspect import collect_fingerprint, collect_health, print_health
-from maintenance.cli.main import AppContext, pass_app
+from maintenance.cli.actions import collect_fingerprint, collect_health, evaluate_tables, generate_cdc, print_health, run_decisions
+from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_fields
-from maintenance.cli.workload import generate_cdc
 from maintenance.errors import EXIT_FAILED, EXIT_OK, UsageError
 from maintenance.spark.errors import java_errors
 from maintenance.spark.session import get_spark
@@ -65,13 +64,7 @@ def register(cli: click.Group) -> None:
 
 def _one_cycle(app: AppContext, ref):  # type: ignore[no-untyped-def]
     """What `icemaint run TABLE` does: plan by policy, show the plan, run what is due."""
-    from maintenance.cli.schedule import run_decisions
-    from maintenance.policy.loader import load_policies
-    from maintenance.schedule.cycle import evaluate
-
-    policies = load_policies(app.config.policies_dir)
-    state = open_state(app.config)
-    evaluation = evaluate(app.config, state, [ref], policies)
+    evaluation, policies, state = evaluate_tables(app, (str(ref),))
     for decision in evaluation.decisions:
         click.echo(f"   {'due' if decision.due else 'not due'}: {decision.job} ({decision.policy} policy): {decision.reason}")
     return run_decisions(app, state, evaluation.due, policies, dry_run=False, recheck=True, as_json=False)

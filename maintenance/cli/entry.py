@@ -4,11 +4,8 @@ SQLAlchemy), and a Ctrl-C or SIGTERM in them must end in one line too, not a tra
 
 from __future__ import annotations
 
-import sys
-
 from maintenance import interrupts
-
-INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+from maintenance.cli.exits import interrupted
 
 
 def main() -> None:
@@ -18,10 +15,3 @@ def main() -> None:
     except KeyboardInterrupt:
         interrupted()
     run_cli()
-
-
-def interrupted() -> None:
-    """How every command ends on SIGINT or SIGTERM."""
-    interrupts.end_children()
-    sys.stderr.write("icemaint: error: interrupted\n")
-    sys.exit(INTERRUPTED)

@@ -4,46 +4,13 @@ from __future__ import annotations
 
 import click
 
-from maintenance.catalogs import load_table
-from maintenance.cli.main import AppContext, pass_app
-from maintenance.cli.output import emit_fields, emit_json, emit_rows
+from maintenance.cli.actions import collect_fingerprint, collect_health, print_health
+from maintenance.cli.app import AppContext, pass_app
+from maintenance.cli.output import emit_fields, emit_json
 from maintenance.cli.progress import progress_display, wanted
-from maintenance.errors import UnknownSnapshotError
-from maintenance.jobs.spec import Progress, no_progress
-from maintenance.spark.fingerprint import Fingerprint, content_fingerprint
-from maintenance.spark.session import get_spark
-from maintenance.table.files import snapshot_files
-from maintenance.table.health import TableHealth, table_health
 
 _PARTITION_COLUMNS = ["partition", "data_files", "data_records", "position_delete_files", "position_delete_records", "equality_delete_files",
                       "equality_delete_records", "deletion_vectors"]
-
-
-def collect_health(app: AppContext, name: str) -> TableHealth:
-    ref = app.table(name)
-    return table_health(str(ref), load_table(app.config, ref), small_file_bytes=app.config.health.small_file_bytes)
-
-
-def collect_fingerprint(app: AppContext, name: str, snapshot_id: int | None = None, progress: Progress = no_progress) -> Fingerprint:
-    """Checks the table and snapshot through pyiceberg first, so bad names fail before Spark starts."""
-    ref = app.table(name)
-    table = load_table(app.config, ref)
-    if snapshot_id is None:
-        snapshot_id = table.metadata.current_snapshot_id
-    elif table.snapshot_by_id(snapshot_id) is None:
-        raise UnknownSnapshotError(f"table '{ref}' has no snapshot {snapshot_id}")
-    progress("starting Spark")
-    spark = get_spark(app.config)
-    files = snapshot_files(table, snapshot_id) if snapshot_id is not None else None
-    progress("reading", data_files=len(files.data) if files else 0, mib=round(sum(f.size for f in files.data) / 2**20) if files else 0)
-    return content_fingerprint(spark, ref, snapshot_id)
-
-
-def print_health(health: TableHealth) -> None:
-    emit_fields(f"health of {health.table}", health.to_json())
-    if any(p.partition for p in health.partitions):
-        click.echo("")
-        emit_rows([p.__dict__ for p in health.partitions], _PARTITION_COLUMNS)
 
 
 def register(cli: click.Group) -> None:

@@ -17,7 +17,7 @@ from maintenance.jobs.reference import jobs_json, jobs_markdown
 from maintenance.jobs.spec import JobSpec
 
 if TYPE_CHECKING:
-    from maintenance.cli.main import AppContext
+    from maintenance.cli.app import AppContext
 
 COMMON_HELP = {
     "dry_run": "Plan and report; change nothing.",
@@ -63,7 +63,7 @@ def options_from_flags(spec: JobSpec, values: Mapping[str, Any]) -> Any:
 
 def job_command(spec: JobSpec) -> click.Command:
     """The command of one job: TABLE, the common flags, and the job's own."""
-    from maintenance.cli.main import pass_app  # here, not above: main imports this module while registering commands
+    from maintenance.cli.app import pass_app
 
     own = [o for o in spec.option_specs() if o.flag is not None]
 

@@ -3,39 +3,18 @@
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 
 import click
 import structlog
 
-from maintenance.catalogs import TableRef, parse_table_ref
-from maintenance.cli.entry import interrupted
-from maintenance.config import Config, home_from_env, load_config
+from maintenance.cli.app import AppContext
+from maintenance.cli.exits import interrupted
+from maintenance.config import home_from_env
 from maintenance.errors import EXIT_FAILED, EXIT_USAGE, IcemaintError
 from maintenance.logs import LOG_FORMATS, configure_logging, configure_quiet, level_names
 from maintenance.redact import redact_text
 
 log = structlog.get_logger(__name__)
-
-
-@dataclass
-class AppContext:
-    """What every command shares: the config (loaded once, on first use)."""
-
-    config_path: str | None
-    _config: Config | None = field(default=None, repr=False)
-
-    @property
-    def config(self) -> Config:
-        if self._config is None:
-            self._config = load_config(self.config_path)
-        return self._config
-
-    def table(self, name: str) -> TableRef:
-        return parse_table_ref(name, self.config)
-
-
-pass_app = click.make_pass_decorator(AppContext)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})

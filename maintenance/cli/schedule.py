@@ -4,44 +4,11 @@ from __future__ import annotations
 
 import click
 
-from maintenance.cli.main import AppContext, pass_app
-from maintenance.cli.output import emit_json, emit_json_line, emit_rows, report
-from maintenance.cli.progress import progress_display, wanted
+from maintenance.cli.actions import evaluate_tables, run_decisions
+from maintenance.cli.app import AppContext, pass_app
+from maintenance.cli.output import emit_json, emit_rows
 from maintenance.errors import EXIT_FAILED, EXIT_OK
 from maintenance.jobs.registry import JOB_NAMES
-
-
-def _evaluate(app: AppContext, tables: tuple[str, ...]):  # type: ignore[no-untyped-def]
-    from maintenance.catalogs import load_table
-    from maintenance.policy.loader import load_policies
-    from maintenance.schedule.cycle import evaluate
-    from maintenance.state.store import open_state
-
-    refs = [app.table(t) for t in tables] or None
-    for ref in refs or []:
-        load_table(app.config, ref)  # an unknown table is a usage error
-    policies = load_policies(app.config.policies_dir)
-    state = open_state(app.config)
-    return evaluate(app.config, state, refs, policies), policies, state
-
-
-def run_decisions(app: AppContext, state, decisions: list, policies: list, *, dry_run: bool, recheck: bool, as_json: bool) -> list:  # type: ignore[no-untyped-def]
-    """Run planned jobs one after the other, each under its lease, reporting as they end."""
-    from maintenance.schedule.cycle import run_decision
-    from maintenance.state.leases import new_holder_id
-
-    holder, results = new_holder_id("run"), []
-    for decision in decisions:
-        if not as_json:
-            click.echo(f"{decision.table} {decision.job}: {decision.reason}")
-        with progress_display(f"{decision.job} {decision.table}", enabled=wanted(as_json)) as progress:
-            result = run_decision(app.config, state, decision, holder=holder, dry_run=dry_run, policies=policies, recheck=recheck, progress=progress)
-        results.append(result)
-        if as_json:
-            emit_json_line(result.to_json())  # as each job ends: a cron log keeps what finished before a crash
-        else:
-            report(result, as_json=False)
-    return results
 
 
 def _note_unselected(app: AppContext, decisions: list) -> None:  # type: ignore[type-arg]
@@ -70,7 +37,7 @@ def register(cli: click.Group) -> None:
     @pass_app
     def plan(app: AppContext, tables: tuple[str, ...], show_all: bool, as_json: bool) -> int:
         """What is due, per policy, and why, worst tables first; changes nothing."""
-        evaluation, _, _ = _evaluate(app, tables)
+        evaluation, _, _ = evaluate_tables(app, tables)
         if as_json:
             emit_json({"decisions": [d.to_json() for d in evaluation.decisions], "problems": evaluation.problems})
         else:
@@ -93,7 +60,7 @@ def register(cli: click.Group) -> None:
         """One maintenance cycle under leases, then exit (for cron)."""
         from maintenance.schedule.cycle import named_jobs
 
-        evaluation, policies, state = _evaluate(app, tables)
+        evaluation, policies, state = evaluate_tables(app, tables)
         chosen = named_jobs(evaluation, list(jobs), include_disabled=bool(tables)) if jobs else evaluation.due
         results = run_decisions(app, state, chosen, policies, dry_run=dry_run, recheck=not jobs, as_json=as_json)
         if not chosen and not as_json:

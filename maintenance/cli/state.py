@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from maintenance.cli.main import AppContext, pass_app
+from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_json, emit_rows
 from maintenance.errors import UsageError
 from maintenance.state.database import head_revision, make_engine, upgrade

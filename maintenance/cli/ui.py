@@ -7,7 +7,7 @@ import threading
 
 import click
 
-from maintenance.cli.main import AppContext, pass_app
+from maintenance.cli.app import AppContext, pass_app
 from maintenance.durations import parse_duration
 from maintenance.errors import EXIT_OK, UsageError
 

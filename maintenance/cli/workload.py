@@ -4,22 +4,12 @@ from __future__ import annotations
 
 import click
 
-from maintenance.cli.main import AppContext, pass_app
+from maintenance.cli.actions import generate_cdc
+from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_fields, emit_json
-from maintenance.cli.progress import progress_display, wanted
-from maintenance.spark.session import get_spark
-from maintenance.workload.cdc import CdcOptions, CdcResult, run_cdc_workload
+from maintenance.cli.progress import wanted
+from maintenance.workload.cdc import CdcOptions
 from maintenance.workload.shape import KEYS, PARTITIONINGS, TableShape
-
-
-def generate_cdc(app: AppContext, table: str, options: CdcOptions, *, show_progress: bool = False) -> CdcResult:
-    ref = app.table(table)
-    with progress_display(f"workload {ref}", enabled=show_progress) as progress:
-        progress("starting Spark")
-        spark = get_spark(app.config)
-        result, _ = run_cdc_workload(spark, app.config, ref, options, lambda done, total: progress("committing", commits_done=done, commits=total))
-    return result
-
 
 MAX_ROWS = 20_000_000  # the generator models every live row in memory (a few hundred bytes each)
 

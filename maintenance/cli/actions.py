@@ -1,0 +1,95 @@
+"""What more than one command does: the health and fingerprint of a table, generating a CDC
+workload, evaluating tables by the policies and running the decisions. `demo` strings them
+together; the commands of their own names wire them to flags. Commands import this, never
+each other.
+"""
+
+from __future__ import annotations
+
+import click
+
+from maintenance.catalogs import load_table
+from maintenance.cli.app import AppContext
+from maintenance.cli.output import emit_fields, emit_json_line, emit_rows, report
+from maintenance.cli.progress import progress_display, wanted
+from maintenance.errors import UnknownSnapshotError
+from maintenance.jobs.spec import Progress, no_progress
+from maintenance.spark.fingerprint import Fingerprint, content_fingerprint
+from maintenance.spark.session import get_spark
+from maintenance.table.files import snapshot_files
+from maintenance.table.health import TableHealth, table_health
+from maintenance.workload.cdc import CdcOptions, CdcResult, run_cdc_workload
+
+_PARTITION_COLUMNS = ["partition", "data_files", "data_records", "position_delete_files", "position_delete_records", "equality_delete_files",
+                      "equality_delete_records", "deletion_vectors"]
+
+
+def collect_health(app: AppContext, name: str) -> TableHealth:
+    ref = app.table(name)
+    return table_health(str(ref), load_table(app.config, ref), small_file_bytes=app.config.health.small_file_bytes)
+
+
+def collect_fingerprint(app: AppContext, name: str, snapshot_id: int | None = None, progress: Progress = no_progress) -> Fingerprint:
+    """Checks the table and snapshot through pyiceberg first, so bad names fail before Spark starts."""
+    ref = app.table(name)
+    table = load_table(app.config, ref)
+    if snapshot_id is None:
+        snapshot_id = table.metadata.current_snapshot_id
+    elif table.snapshot_by_id(snapshot_id) is None:
+        raise UnknownSnapshotError(f"table '{ref}' has no snapshot {snapshot_id}")
+    progress("starting Spark")
+    spark = get_spark(app.config)
+    files = snapshot_files(table, snapshot_id) if snapshot_id is not None else None
+    progress("reading", data_files=len(files.data) if files else 0, mib=round(sum(f.size for f in files.data) / 2**20) if files else 0)
+    return content_fingerprint(spark, ref, snapshot_id)
+
+
+def print_health(health: TableHealth) -> None:
+    emit_fields(f"health of {health.table}", health.to_json())
+    if any(p.partition for p in health.partitions):
+        click.echo("")
+        emit_rows([p.__dict__ for p in health.partitions], _PARTITION_COLUMNS)
+
+
+def generate_cdc(app: AppContext, table: str, options: CdcOptions, *, show_progress: bool = False) -> CdcResult:
+    ref = app.table(table)
+    with progress_display(f"workload {ref}", enabled=show_progress) as progress:
+        progress("starting Spark")
+        spark = get_spark(app.config)
+        result, _ = run_cdc_workload(spark, app.config, ref, options, lambda done, total: progress("committing", commits_done=done, commits=total))
+    return result
+
+
+def evaluate_tables(app: AppContext, tables: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    """Evaluate the named tables (every table when none is named) by the policies: the
+    evaluation, the policies and the state store it read."""
+    from maintenance.catalogs import load_table
+    from maintenance.policy.loader import load_policies
+    from maintenance.schedule.cycle import evaluate
+    from maintenance.state.store import open_state
+
+    refs = [app.table(t) for t in tables] or None
+    for ref in refs or []:
+        load_table(app.config, ref)  # an unknown table is a usage error
+    policies = load_policies(app.config.policies_dir)
+    state = open_state(app.config)
+    return evaluate(app.config, state, refs, policies), policies, state
+
+
+def run_decisions(app: AppContext, state, decisions: list, policies: list, *, dry_run: bool, recheck: bool, as_json: bool) -> list:  # type: ignore[no-untyped-def]
+    """Run planned jobs one after the other, each under its lease, reporting as they end."""
+    from maintenance.schedule.cycle import run_decision
+    from maintenance.state.leases import new_holder_id
+
+    holder, results = new_holder_id("run"), []
+    for decision in decisions:
+        if not as_json:
+            click.echo(f"{decision.table} {decision.job}: {decision.reason}")
+        with progress_display(f"{decision.job} {decision.table}", enabled=wanted(as_json)) as progress:
+            result = run_decision(app.config, state, decision, holder=holder, dry_run=dry_run, policies=policies, recheck=recheck, progress=progress)
+        results.append(result)
+        if as_json:
+            emit_json_line(result.to_json())  # as each job ends: a cron log keeps what finished before a crash
+        else:
+            report(result, as_json=False)
+    return results

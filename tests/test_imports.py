@@ -1,0 +1,95 @@
+"""The package's import graph, read from the source (no import is executed): no module of
+`maintenance/` reaches itself through imports, counting those inside functions (a circle
+"broken" by a function-level import still ties the modules together) and leaving out
+`if TYPE_CHECKING:` blocks (annotations only); and no command module imports another
+(what several commands do lives in `cli/actions.py`)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[1] / "maintenance"
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = {module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found: set[str] = set()
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            for inner in ast.walk(node):
+                if isinstance(inner, ast.ImportFrom) and inner.module and inner.module.startswith("maintenance"):
+                    found |= {f"{inner.module}.{a.name}" if f"{inner.module}.{a.name}" in modules else inner.module for a in inner.names}
+                elif isinstance(inner, ast.Import):
+                    found |= {a.name for a in inner.names if a.name.startswith("maintenance")}
+        graph[name] = {m for m in found if m in modules and m != name}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_circle_in_the_package() -> None:
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    """The check above can fail: a planted circle, including one through a function-level import."""
+    graph = import_graph()
+    graph["maintenance.cli.app"].add("maintenance.cli.main")  # main imports app directly, the commands (which import app) in a function
+    assert any({"maintenance.cli.app", "maintenance.cli.main", "maintenance.cli.schedule"} <= set(c) for c in circles(graph))
+
+
+def test_commands_do_not_import_each_other() -> None:
+    commands = {"demo", "inspect", "jobs", "schedule", "state", "ui", "workload"}
+    graph = import_graph()
+    crossing = {(name, dep) for name in graph if name.split(".")[-1] in commands and name.startswith("maintenance.cli.")
+                for dep in graph[name] if dep.startswith("maintenance.cli.") and dep.split(".")[-1] in commands}
+    assert crossing == set()
