@@ -198,3 +198,30 @@ def test_a_job_with_nothing_to_do_says_why_in_one_line(spark, config, capsys: py
         code, out, _ = in_process(capsys, spec.name, str(ref), "--json")
         result = json.loads(out)
         assert code == 0 and result["status"] == NOOP and result["reason"] == title.split(": noop, ", 1)[1], (spec.name, result)
+
+
+def test_each_counter_lives_where_the_rule_says() -> None:
+    """`jobs/counters.py`'s rule, read from the source: a shared counter is spelled in two
+    jobs' folders or in a module outside every job's folder (which several jobs run); a
+    job's own counter is spelled in no other job's folder and in no shared module, and is
+    not also shared."""
+    from maintenance.jobs.counters import COUNTERS as SHARED
+
+    jobs_dir = REPO / "maintenance" / "jobs"
+    sources = {path: path.read_text() for path in jobs_dir.rglob("*.py") if path.name != "counters.py"}
+
+    def homes(counter: str) -> set[str]:
+        """Each job folder, or `shared`, whose code spells the counter."""
+        found = set()
+        for path, text in sources.items():
+            if f'"{counter}"' in text or f"'{counter}'" in text or f"{counter}=" in text:
+                parts = path.relative_to(jobs_dir).parts
+                found.add(parts[0] if len(parts) > 1 and parts[0] in registry.JOB_NAMES else "shared")
+        return found
+
+    misplaced = [(name, sorted(homes(name))) for name in SHARED if len(homes(name)) == 1 and homes(name) != {"shared"}]
+    assert misplaced == [], f"shared counters only one job reports: move them to its counters.py: {misplaced}"
+    for spec in registry.JOBS:
+        for name in spec.counters:
+            assert name not in SHARED, (spec.name, name)
+            assert homes(name) <= {spec.name}, (spec.name, name, homes(name))

@@ -21,7 +21,7 @@ def jobs_markdown() -> str:
     for spec in registry.JOBS:
         lines += [f"## {spec.name}", "", spec.summary, "", f"Table formats: {', '.join(f'v{v}' for v in spec.formats)}.", ""]
         if spec.counters:
-            lines += ["Its own counters (beside those every job shares, `maintenance/jobs/counters.py`): "
+            lines += ["Its own counters (beside the shared ones, `maintenance/jobs/counters.py`): "
                       + "; ".join(f"`{name}`, {text}" for name, text in spec.counters.items()) + ".", ""]
         options = spec.option_specs()
         if not options:

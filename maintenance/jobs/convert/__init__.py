@@ -1,6 +1,7 @@
 """CONVERT: equality deletes into position deletes (see plan, scan and commit)."""
 
 from maintenance.jobs.convert import plan, run
+from maintenance.jobs.convert.counters import COUNTERS
 from maintenance.jobs.convert.options import ConvertOptions
 from maintenance.jobs.spec import JobSpec
 
@@ -12,5 +13,5 @@ SPEC = JobSpec(
     run=run.run,
     estimate=run.estimate,
     formats=(1, 2, 3),
-    counters={"scan_engine": "what found the deleted rows' positions: the driver (a small conversion, see local_max_bytes) or spark"},
+    counters=COUNTERS,
 )

@@ -2,6 +2,7 @@
 files only they referenced."""
 
 from maintenance.jobs.expire import plan, run
+from maintenance.jobs.expire.counters import COUNTERS
 from maintenance.jobs.expire.options import ExpireOptions
 from maintenance.jobs.spec import JobSpec
 
@@ -13,5 +14,5 @@ SPEC = JobSpec(
     run=run.run,
     estimate=run.estimate,
     formats=(1, 2, 3),
-    counters={"snapshots_left_behind": "snapshots an earlier, interrupted expiry removed without deleting all their files; their files are deleted now"},
+    counters=COUNTERS,
 )

@@ -40,11 +40,6 @@ from maintenance.spark.validators import Validator
 
 log = structlog.get_logger(__name__)
 
-COUNTERS = {
-    "groups_planned": "file groups the run planned to rewrite (within max_bytes_per_run)",
-    "groups_deferred": "file groups past max_bytes_per_run, left for a later run",
-    "groups_rewritten": "file groups rewritten and committed",
-}
 WriteGroup = Callable[[FileGroup, GroupTasks], list[JavaObject]]  # (group, its scan tasks) -> new data files
 
 

@@ -1,6 +1,7 @@
 """MANIFESTS: rewrite manifests so each holds one range of partitions at about the target size."""
 
 from maintenance.jobs.manifests import plan, run
+from maintenance.jobs.manifests.counters import COUNTERS
 from maintenance.jobs.manifests.options import ManifestsOptions
 from maintenance.jobs.spec import JobSpec
 
@@ -16,11 +17,5 @@ SPEC = JobSpec(
     # manifests get fresh row id ranges and every row's `_row_id` changes, which the spec's
     # row lineage forbids for rows that only move. tests/test_format_v3.py shows it.
     formats=(1, 2),
-    counters={
-    "manifests_planned": "manifests the plan rewrites",
-    "manifest_bytes_planned": "bytes of those manifests",
-    "manifests_rewritten": "manifests replaced",
-    "manifests_added": "manifests written in their place",
-    "spec_ids_planned": "the partition specs whose manifests a dry run would rewrite",
-    },
+    counters=COUNTERS,
 )

@@ -1,7 +1,7 @@
 """MERGE: apply deletes into data files and drop the delete files, sequence numbers kept."""
 
-from maintenance.jobs.file_groups.executor import COUNTERS as GROUP_COUNTERS
 from maintenance.jobs.merge import plan, run
+from maintenance.jobs.merge.counters import COUNTERS
 from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import JobSpec
 
@@ -13,5 +13,5 @@ SPEC = JobSpec(
     run=run.run,
     estimate=run.estimate,
     formats=(1, 2, 3),
-    counters=GROUP_COUNTERS,
+    counters=COUNTERS,
 )

@@ -1,6 +1,7 @@
 """ORPHANS: delete files under the table location that no metadata references."""
 
 from maintenance.jobs.orphans import plan, run
+from maintenance.jobs.orphans.counters import COUNTERS
 from maintenance.jobs.orphans.options import OrphansOptions, check_margin
 from maintenance.jobs.spec import JobSpec
 
@@ -14,8 +15,5 @@ SPEC = JobSpec(
     formats=(1, 2, 3),
     plans_from_metadata=False,
     check_options=check_margin,
-    counters={
-        "staging_folders_found": "empty folders a killed run of ours left in its staging folder (local disks)",
-        "staging_folders_removed": "of those, removed",
-    },
+    counters=COUNTERS,
 )

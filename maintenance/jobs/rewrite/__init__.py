@@ -2,6 +2,7 @@
 format 3, turn them into deletion vectors and drop dangling ones."""
 
 from maintenance.jobs.rewrite import plan, run
+from maintenance.jobs.rewrite.counters import COUNTERS
 from maintenance.jobs.rewrite.options import RewriteOptions
 from maintenance.jobs.spec import JobSpec
 
@@ -13,5 +14,5 @@ SPEC = JobSpec(
     run=run.run,
     estimate=run.estimate,
     formats=(1, 2, 3),
-    counters={"dangling_deletion_vectors_planned": "deletion vectors whose data file is no longer live (format 3), dropped"},
+    counters=COUNTERS,
 )
