@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 
+from maintenance.catalogs import TableRef
 from maintenance.schedule.cycle import Evaluation
 from maintenance.schedule.planner import Decision
 from maintenance.table.health import PartitionHealth, TableHealth
@@ -29,5 +30,11 @@ def generated_evaluation(names: list[str], seed: int = 19) -> Evaluation:
         cost = reader_cost(health)
         policy = ("default", "streaming-cdc", "batch-gdpr")[i % 3]
         for job, due in (("merge", i % 4 == 0), ("expire", False), ("orphans", i % 7 == 0)):
-            evaluation.decisions.append(Decision(name, job, due, "equality_delete_files 12 >= 1" if due else "ran 42s ago (every 600s)", policy, cost, 12.0))
+            evaluation.decisions.append(Decision(_ref(name), job, due, "equality_delete_files 12 >= 1" if due else "ran 42s ago (every 600s)", policy, cost, 12.0))
     return evaluation
+
+
+def _ref(name: str) -> TableRef:
+    """`catalog.namespace.table` as a reference (the generated names have one namespace level)."""
+    catalog, namespace, table = name.split(".")
+    return TableRef(catalog, (namespace,), table)

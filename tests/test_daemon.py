@@ -389,7 +389,7 @@ def test_an_evaluation_read_before_a_tables_worker_ended_does_not_dispatch_it_ag
     config = parse_config({"state": {"url": f"sqlite:///{tmp_path / 'state.db'}"}}, source="tests", base_dir=tmp_path)
     daemon = RecordingDaemon(config)
     state = open_state(config)
-    evaluation = Evaluation(decisions=[Decision("local.ns.orders", "merge", True, "due", "test", NO_COST)])
+    evaluation = Evaluation(decisions=[Decision(TableRef("local", ("ns",), "orders"), "merge", True, "due", "test", NO_COST)])
     try:
         read_from = time.monotonic()
         daemon._dispatch(evaluation, state, read_from)

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 import structlog
 from pyiceberg.table import Table
 
-from maintenance.catalogs import TableRef, list_tables, load_table, parse_table_ref
+from maintenance.catalogs import TableRef, list_tables, load_table
 from maintenance.config import Config
 from maintenance.errors import IcemaintError, UsageError
 from maintenance.jobs import registry
@@ -135,7 +135,7 @@ def run_decision(config: Config, state: StateStore, decision: Decision, *, holde
                  policies: list[Policy] | None = None, recheck: bool = True, progress: Progress = no_progress) -> JobResult:
     """Run one planned job under a lease, with its policy's options and Spark settings."""
     job_policy = decision.job_policy or JobPolicy(job=decision.job)
-    ref = parse_table_ref(decision.table, config)
+    ref = decision.ref
     precheck = None
     if recheck and policies is not None:
         precheck = lambda: still_due(config, state, ref, decision, policies)  # noqa: E731
@@ -160,7 +160,7 @@ def named_jobs(evaluation: Evaluation, jobs: list[str], *, include_disabled: boo
         if "-" in known and not include_disabled:
             continue
         for name in sorted(set(jobs), key=registry.order):
-            base = known.get(name) or Decision(table, name, True, "", decisions[0].policy, decisions[0].reader_cost)
-            chosen.append(Decision(table, name, True, f"named on the command line ({base.reason or 'not in the policy'})", base.policy,
+            base = known.get(name) or Decision(decisions[0].ref, name, True, "", decisions[0].policy, decisions[0].reader_cost)
+            chosen.append(Decision(decisions[0].ref, name, True, f"named on the command line ({base.reason or 'not in the policy'})", base.policy,
                                    base.reader_cost, base.estimated_s, base.job_policy, base.prepared))
     return chosen

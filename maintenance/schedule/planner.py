@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
 
+from maintenance.catalogs import TableRef
 from maintenance.jobs import registry
 from maintenance.jobs.outcome import COMMITTED, FAILED, FENCED, NOOP
 from maintenance.jobs.spec import PreparedPlan
@@ -35,7 +36,7 @@ UNSUCCESSFUL = (FAILED, FENCED)  # a run that counts for the backoff
 
 @dataclass
 class Decision:
-    table: str
+    ref: TableRef  # the table, as the job runner takes it (`table` is its name, as shown and keyed)
     job: str
     due: bool
     reason: str
@@ -44,6 +45,10 @@ class Decision:
     estimated_s: float = 0.0
     job_policy: JobPolicy | None = field(default=None, repr=False)
     prepared: PreparedPlan | None = field(default=None, repr=False)  # the plan made while evaluating
+
+    @property
+    def table(self) -> str:
+        return str(self.ref)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,7 +63,7 @@ NO_POLICY = "no policy selects it"
 def decide(table_policy: TablePolicy, health: TableHealth | None, history: list[RunRecord], now: datetime) -> list[Decision]:
     """One decision per enabled job of the table's policy, due or not, with the reason
     (`health` may be None for a table that is disabled or that no policy selects)."""
-    table = str(table_policy.ref)
+    table = table_policy.ref
     if not table_policy.enabled or health is None:
         why = "disabled by icemaint.enabled=false" if table_policy.overrides.get("icemaint.enabled") else NO_POLICY
         return [Decision(table, "-", False, why if not table_policy.enabled else "no job enabled", table_policy.policy, NO_COST)]
