@@ -5,7 +5,7 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: setup system browser test-tools lint test test-integration demo bench clean
+.PHONY: setup system browser test-tools lint test test-fast test-integration demo bench clean
 
 # The status page's browser tests (tests/test_ui.py) drive Chromium and chromedriver: setup
 # installs them when missing (scripts/setup-test-browser.sh; the Docker image never runs it).
@@ -41,13 +41,18 @@ lint: setup
 
 # The suite without the slow suites (457 tests, 19 minutes on 2 cores, 2026-11-26).
 test: setup test-tools lint
-	$(VENV)/bin/python -m pytest -m "not (hive or rest or s3 or faults or slow)" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not (hive or rest or s3 or faults or slow or cluster)" $(PYTEST_ARGS)
+
+# The fast tier: no Spark session, no catalog services (planning, ranking, the publisher's
+# and the runner's rules, config, policies, leases on SQLite, the status page's rendering).
+test-fast: setup lint
+	$(VENV)/bin/python -m pytest -m "not (spark or hive or rest or s3 or faults or slow or cluster)" $(PYTEST_ARGS)
 
 # The slow suites, which CI runs too: the catalog matrix (Hive Metastore, REST catalog and
 # S3, started by the tests), the fault injection (jobs killed with SIGKILL), and the daemons
 # as processes, the outages and the lease races on server databases (`slow`).
 test-integration: setup test-tools
-	$(VENV)/bin/python -m pytest -m "hive or rest or s3 or faults or slow" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "hive or rest or s3 or faults or slow or cluster" $(PYTEST_ARGS)
 
 demo: setup
 	$(VENV)/bin/icemaint demo

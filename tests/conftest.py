@@ -101,10 +101,13 @@ SERVER_KINDS = ("postgresql", "mariadb")
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """`slow_on_servers`: a test over the state database kinds (the `state` fixture, or its own
+    """`spark`: a test that uses the shared Spark session, directly or through a fixture.
+    `slow_on_servers`: a test over the state database kinds (the `state` fixture, or its own
     parameter) that is `slow` on PostgreSQL and MariaDB (spawned processes against a server),
     so `make test` runs it on SQLite and `make test-integration` on the servers."""
     for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):  # the shared session: not in `make test-fast`
+            item.add_marker(pytest.mark.spark)
         callspec = getattr(item, "callspec", None)
         if item.get_closest_marker("slow_on_servers") and callspec is not None and any(v in SERVER_KINDS for v in callspec.params.values()):
             item.add_marker(pytest.mark.slow)
