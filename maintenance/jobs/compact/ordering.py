@@ -21,8 +21,8 @@ from functools import reduce
 from typing import TYPE_CHECKING
 
 from maintenance.jobs.compact.plan import Layout, SortKey
+from maintenance.jobs.compact.transforms import quoted, transform_column
 from maintenance.jobs.file_groups.grouping import FileGroup
-from maintenance.spark.transforms import quoted, transform_column
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame

@@ -10,13 +10,13 @@ from maintenance.jobs.context import JobContext
 from maintenance.jobs.convert.commit import convert_commit, dv_commit
 from maintenance.jobs.convert.local_scan import NotLocal, find_positions_locally, local_bytes, local_refusal
 from maintenance.jobs.convert.plan import ConvertPlan
+from maintenance.jobs.convert.planned_pairs import equality_pairs
 from maintenance.jobs.convert.scan import ScanResult, find_positions, key_column, needs_iceberg_pairs
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.spec import SCAN_BYTES_PER_S
 from maintenance.spark.errors import java_errors
 from maintenance.spark.java_files import JavaFiles, LazyFiles, in_background
 from maintenance.spark.jvm import JavaObject, java_long
-from maintenance.spark.planned_pairs import equality_pairs
 from maintenance.table.health import TableHealth
 
 log = structlog.get_logger(__name__)
