@@ -27,7 +27,7 @@ from maintenance.spark.jvm import load_java_table
 from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
 from maintenance.workload.writer import write_parquet
 from tests.conftest import fresh_ref
-from tests.row_deltas import commit_row_delta
+from tests.support.row_deltas import commit_row_delta
 
 MOR = "'format-version'='2', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
 

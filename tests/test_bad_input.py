@@ -19,8 +19,8 @@ from maintenance.jobs.runner import run_job
 from maintenance.state.store import open_state
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
-from tests.file_checks import local
-from tests.test_cli import assert_one_line_error, run_cli
+from tests.support.cli import assert_one_line_error, run_cli
+from tests.support.file_checks import local
 
 REPO = Path(__file__).resolve().parents[1]
 

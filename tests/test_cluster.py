@@ -30,7 +30,7 @@ from tests.services import spark_worker
 from tests.services.config import CREDENTIALS_ENV
 from tests.services.spark_cluster import SparkCluster, start_cluster
 from tests.services.stack import Services
-from tests.test_catalog_matrix import REPO, Matrix, assert_same_rows, canonical, every_job_end_to_end, make_matrix, referenced_by_snapshots
+from tests.support.matrix import REPO, Matrix, assert_same_rows, canonical, every_job_end_to_end, make_matrix, referenced_by_snapshots
 
 pytestmark = [pytest.mark.cluster, pytest.mark.s3]
 

@@ -17,10 +17,10 @@ from maintenance.jobs.runner import run_job
 from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
-from tests.file_checks import local
-from tests.iceberg_oracle import FrozenRows
-from tests.test_cli import in_process, json_lines
-from tests.test_content_safety import create
+from tests.support.cli import in_process, json_lines
+from tests.support.file_checks import local
+from tests.support.iceberg_oracle import FrozenRows
+from tests.support.tables import create
 
 
 def files_of(spark: Any, ref: TableRef) -> list[Any]:

@@ -26,13 +26,12 @@ from maintenance.jobs.staging import staging_folder
 from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
-from tests.file_checks import local, missing_referenced_files, plant
-from tests.helpers import model_rows, spark_rows
-from tests.iceberg_oracle import FrozenRows
-from tests.row_deltas import commit_row_delta
-from tests.test_cli import in_process
-
-MOR = "'format-version'='2', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
+from tests.support.cli import in_process
+from tests.support.file_checks import local, missing_referenced_files, plant
+from tests.support.helpers import model_rows, spark_rows
+from tests.support.iceberg_oracle import FrozenRows
+from tests.support.row_deltas import commit_row_delta
+from tests.support.tables import create
 
 
 def touched_files_only(config: Config) -> Config:
@@ -57,12 +56,6 @@ def run(config: Config, ref: TableRef, job: str, **options: Any):  # type: ignor
     if job == "convert" and result.status == COMMITTED:
         assert result.counters["scan_engine"] == ("spark" if spark_engine else "driver"), result.counters
     return result
-
-
-def create(spark: Any, ref: TableRef, columns: str, properties: str = "") -> None:
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
-    extra = f", {properties}" if properties else ""
-    spark.sql(f"CREATE TABLE {ref.spark_name} ({columns}) USING iceberg TBLPROPERTIES ({MOR}{extra})")
 
 
 @pytest.mark.parametrize("metrics", ["counts", "none"])

@@ -14,10 +14,10 @@ from maintenance.jobs.runner import run_job
 from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
-from tests.helpers import model_rows, spark_rows
-from tests.iceberg_oracle import FrozenRows
-from tests.row_deltas import commit_row_delta
-from tests.test_cli import in_process
+from tests.support.cli import in_process
+from tests.support.helpers import model_rows, spark_rows
+from tests.support.iceberg_oracle import FrozenRows
+from tests.support.row_deltas import commit_row_delta
 
 
 @pytest.fixture(autouse=True, params=["driver", "spark"])
@@ -275,7 +275,7 @@ def test_folded_position_deletes_keep_exactly_the_rows_they_deleted(spark, confi
     from maintenance.spark.jvm import load_java_table
     from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
     from maintenance.workload.writer import write_parquet
-    from tests.iceberg_oracle import FrozenRows
+    from tests.support.iceberg_oracle import FrozenRows
 
     ref = fresh_ref(config, "fold")
     spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT, v STRING) USING iceberg TBLPROPERTIES ('format-version'='2')")
@@ -368,7 +368,7 @@ def test_a_key_without_a_field_id_beside_columns_with_one_reads_as_missing(spark
 
     from maintenance.spark.content_files import ContentFiles
     from maintenance.spark.jvm import load_java_table
-    from tests.file_checks import local
+    from tests.support.file_checks import local
 
     ref = fresh_ref(config, "partialids")
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")

@@ -4,13 +4,7 @@ leases released; two daemons on one database share six tables without overlap.""
 
 from __future__ import annotations
 
-import os
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
@@ -35,95 +29,11 @@ from maintenance.state.runs import RunRecord, RunStore
 from maintenance.state.store import StateStore, open_state
 from maintenance.table.reader_cost import NO_COST
 from tests.conftest import POSTGRES_ADMIN_URL, CdcFactory, new_state_url
-from tests.helpers import model_rows, spark_rows
-from tests.tcp_proxy import TcpProxy
+from tests.support.daemon import EVALUATIONS_OK, daemon_config, healthz, http_get, metric, start_daemon, stop_daemon, wait_for
+from tests.support.helpers import model_rows, spark_rows
+from tests.support.tcp_proxy import TcpProxy
 
-POLICY = """\
-name: daemon-test
-select:
-  namespaces: "{namespace}"
-jobs:
-  merge:
-    when:
-      equality_delete_files: 1
-    every: 1h
-  orphans:
-    every: 1d
-"""
 DONE = ("committed", "noop")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def daemon_config(tmp_path: Path, config: Config, state_url: str, namespace: str, name: str) -> tuple[Path, int]:
-    policies = tmp_path / "policies"
-    policies.mkdir(exist_ok=True)
-    (policies / "test.yaml").write_text(POLICY.format(namespace=namespace))
-    port = free_port()
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(
-        f"home: {config.home}\nstate:\n  url: {state_url}\npolicies: {policies}\n"
-        f"daemon:\n  interval: 2s\n  spark_idle: 5s\n  shutdown_grace: 60s\n  metrics_port: {port}\n  max_concurrent_jobs: 2\n"
-        "spark:\n  master: local[1]\n  conf:\n    spark.sql.shuffle.partitions: '2'\n    spark.ui.enabled: 'false'\n"
-    )
-    return path, port
-
-
-def start_daemon(config_path: Path, log: Path) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if k != "ICEMAINT_CONFIG"}
-    return subprocess.Popen([sys.executable, "-m", "maintenance", "--config", str(config_path), "daemon"], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
-
-
-def stop_daemon(process: subprocess.Popen[bytes], log: Path) -> int:
-    process.send_signal(signal.SIGTERM)
-    try:
-        return process.wait(timeout=120)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        pytest.fail(f"daemon did not stop on SIGTERM:\n{log.read_text()[-3000:]}")
-
-
-def wait_for(condition, timeout_s: float, what: str, logs: list[Path]):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.2)
-    pytest.fail(f"timed out waiting for {what}:\n" + "\n".join(p.read_text()[-3000:] for p in logs))
-
-
-def http_get(port: int, path: str) -> tuple[int, str]:
-    try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read().decode()
-
-
-def metric(port: int, sample: str) -> float:
-    """One sample of /metrics as exposed, e.g. `icemaint_evaluations_total{outcome="ok"}`
-    (0 while it has no value yet)."""
-    for line in http_get(port, "/metrics")[1].splitlines():
-        name, _, value = line.rpartition(" ")
-        if name == sample:
-            return float(value)
-    return 0.0
-
-
-EVALUATIONS_OK = 'icemaint_evaluations_total{outcome="ok"}'
-
-
-def healthz(port: int) -> tuple[int | None, str]:
-    """/healthz, or (None, why) while nothing listens yet."""
-    try:
-        return http_get(port, "/healthz")
-    except OSError as exc:
-        return None, str(exc)
 
 
 def finished(runs: RunStore, tables: list[str]) -> bool:

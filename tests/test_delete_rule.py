@@ -34,7 +34,7 @@ from maintenance.spark.jvm import java_long, jvm
 from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import Content, snapshot_files
 from maintenance.table.position_deletes import DELETE_FILE_PATH_ID
-from tests.iceberg_oracle import iceberg_deletes_by_data_file, planned_tasks
+from tests.support.iceberg_oracle import iceberg_deletes_by_data_file, planned_tasks
 
 EXAMPLES = int(os.environ.get("ICEMAINT_RULE_EXAMPLES", "200"))
 SCHEMA_JSON = """{"type":"struct","schema-id":0,"fields":[

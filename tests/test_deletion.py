@@ -43,8 +43,8 @@ from maintenance.jobs.runner import run_job, run_under_lease
 from maintenance.state.store import open_state
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, new_state_url
-from tests.file_checks import age, local, missing_referenced_files
-from tests.iceberg_oracle import FrozenRows
+from tests.support.file_checks import age, local, missing_referenced_files
+from tests.support.iceberg_oracle import FrozenRows
 
 pytestmark = pytest.mark.faults
 REPO = Path(__file__).resolve().parents[1]

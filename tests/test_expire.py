@@ -15,9 +15,9 @@ from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.workload.cdc import CdcOptions, run_cdc_workload
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
-from tests.file_checks import local, missing_referenced_files
-from tests.helpers import DeleteLiveFileAt, model_rows, spark_rows
-from tests.test_cli import in_process
+from tests.support.cli import in_process
+from tests.support.file_checks import local, missing_referenced_files
+from tests.support.helpers import DeleteLiveFileAt, model_rows, spark_rows
 
 AGGRESSIVE = ExpireOptions(max_snapshot_age=0, min_snapshots_to_keep=1)
 CHECKPOINT_KEY = "flink.max-committed-checkpoint-id"

@@ -38,8 +38,8 @@ from maintenance.table.paths import normalise
 from maintenance.table.references import ReferencedFiles
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
-from tests.file_checks import local, missing_referenced_files, plant
-from tests.iceberg_oracle import FrozenRows
+from tests.support.file_checks import local, missing_referenced_files, plant
+from tests.support.iceberg_oracle import FrozenRows
 
 pytestmark = pytest.mark.faults
 REPO = Path(__file__).resolve().parents[1]

@@ -24,6 +24,7 @@ from maintenance.spark.jvm import load_java_table
 from maintenance.state.store import StateStore
 from tests.conftest import STATE_KINDS, CdcFactory, new_state_url
 from tests.fencing_jobs import append_marker_row
+from tests.support.fencing import read_line, resume_paused_holder
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -39,29 +40,6 @@ def snapshot_summaries(spark, ref: TableRef) -> list[dict]:  # type: ignore[no-u
     spark.sql(f"REFRESH TABLE {ref.spark_name}")
     rows = spark.sql(f"SELECT snapshot_id, committed_at, summary FROM {ref.spark_name}.snapshots ORDER BY committed_at, snapshot_id").collect()
     return [dict(r.summary, snapshot_id=r.snapshot_id) for r in rows]
-
-
-def read_line(proc: subprocess.Popen[str], prefix: str, timeout: float) -> str:
-    deadline, seen = time.time() + timeout, []
-    while time.time() < deadline:
-        line = proc.stdout.readline()  # type: ignore[union-attr]
-        if line.startswith(prefix):
-            return line.strip()
-        seen.append(line)
-        if not line and proc.poll() is not None:
-            break
-    raise AssertionError(f"worker never printed {prefix}; stdout: {''.join(seen)[-2000:]}")
-
-
-def resume_paused_holder(holder: subprocess.Popen[str], flag: Path) -> tuple[str, str]:
-    """Let the SIGSTOPped holder go on (the flag tells it the other holder has committed);
-    return what it was refused and how its run ended, from its REFUSED and STATUS lines."""
-    flag.touch()
-    os.kill(holder.pid, signal.SIGCONT)
-    refused = read_line(holder, "REFUSED", timeout=120)
-    status = read_line(holder, "STATUS", timeout=60)
-    assert holder.wait(timeout=60) == 0
-    return refused, status
 
 
 @pytest.mark.slow  # on every database kind: one of the slowest, make test-integration runs it

@@ -19,10 +19,10 @@ from maintenance.table.files import child_snapshot_files, snapshot_files
 from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
-from tests.file_checks import local
-from tests.iceberg_oracle import FrozenRows, planned_tasks
-from tests.test_cli import in_process
-from tests.test_content_safety import create
+from tests.support.cli import in_process
+from tests.support.file_checks import local
+from tests.support.iceberg_oracle import FrozenRows, planned_tasks
+from tests.support.tables import create
 
 LINEAGE = "_row_id, _last_updated_sequence_number"
 

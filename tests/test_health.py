@@ -12,7 +12,7 @@ from maintenance.state.store import open_state
 from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
-from tests.test_planner import by_job, policies_from
+from tests.support.planner import by_job, policies_from
 
 CONTENT = {0: "data", 1: "position_delete", 2: "equality_delete"}
 

@@ -93,3 +93,16 @@ def test_commands_do_not_import_each_other() -> None:
     crossing = {(name, dep) for name in graph if name.split(".")[-1] in commands and name.startswith("maintenance.cli.")
                 for dep in graph[name] if dep.startswith("maintenance.cli.") and dep.split(".")[-1] in commands}
     assert crossing == set()
+
+
+def test_no_test_module_or_benchmark_imports_a_test_module() -> None:
+    """Shared helpers live in `tests/support/` (and `tests/services/`), so a test module is
+    read on its own; what a test module imports from another would run its module's
+    fixtures and markers too."""
+    tests = PACKAGE.parent / "tests"
+    offending = []
+    for path in sorted([*tests.rglob("*.py"), *(PACKAGE.parent / "benchmarks").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [node.module] if isinstance(node, ast.ImportFrom) and node.module else [a.name for a in getattr(node, "names", [])] if isinstance(node, ast.Import) else []
+            offending += [(path.name, name) for name in names if name.startswith("tests.test_")]
+    assert offending == []

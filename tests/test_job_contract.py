@@ -21,8 +21,8 @@ from maintenance.jobs.spec import JobSpec
 from maintenance.policy.loader import PolicyError, load_policy_file
 from maintenance.policy.resolve import policy_for
 from tests.conftest import CdcFactory, fresh_ref
-from tests.file_checks import local, plant
-from tests.test_cli import in_process
+from tests.support.cli import in_process
+from tests.support.file_checks import local, plant
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -14,8 +14,8 @@ from maintenance.jobs.runner import run_job
 from maintenance.workload.cdc import CdcOptions, run_cdc_workload
 from maintenance.workload.shape import TableShape
 from tests.conftest import fresh_ref
-from tests.file_checks import missing_referenced_files
-from tests.helpers import model_rows, spark_rows
+from tests.support.file_checks import missing_referenced_files
+from tests.support.helpers import model_rows, spark_rows
 
 shapes = st.builds(
     TableShape,

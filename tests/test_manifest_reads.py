@@ -32,7 +32,7 @@ from maintenance.schedule.cycle import evaluate, run_decision
 from maintenance.state.store import open_state
 from maintenance.table.files import CACHE
 from tests.conftest import CdcFactory
-from tests.inotify_counts import MANIFEST_CRC, METADATA_JSON, FolderOpens
+from tests.support.inotify_counts import MANIFEST_CRC, METADATA_JSON, FolderOpens
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="counts opens with Linux inotify")
 

@@ -15,7 +15,7 @@ from maintenance.spark.jvm import load_java_table
 from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
-from tests.iceberg_oracle import FrozenRows, iceberg_deletes_by_data_file
+from tests.support.iceberg_oracle import FrozenRows, iceberg_deletes_by_data_file
 
 
 def manifest_partition_ranges(config: Config, ref: TableRef) -> list[tuple[str, str]]:
@@ -66,7 +66,7 @@ def test_a_writer_committing_during_manifests_rewrite_is_kept(spark, config: Con
 
     assert result.status == COMMITTED and result.content_verified, result.error
     frozen_now = FrozenRows(spark, ref, tmp_path / "now")
-    from tests.helpers import model_rows, spark_rows
+    from tests.support.helpers import model_rows, spark_rows
 
     assert spark_rows(spark, ref) == model_rows(wrote[0])  # the writer's commit is there, nothing else changed
     assert frozen_now.rows == len(model_rows(wrote[0]))

@@ -14,8 +14,8 @@ from maintenance.jobs.runner import run_job
 from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
-from tests.helpers import model_rows, spark_rows
-from tests.test_cli import in_process
+from tests.support.cli import in_process
+from tests.support.helpers import model_rows, spark_rows
 
 
 def run_merge(config: Config, ref: TableRef, **options: Any) -> JobResult:

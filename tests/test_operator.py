@@ -15,8 +15,8 @@ import pytest
 from maintenance.config import Config
 from maintenance.state.store import open_state
 from tests.conftest import CdcFactory
-from tests.file_checks import local, plant
-from tests.test_cli import assert_one_line_error, in_process, json_lines
+from tests.support.cli import assert_one_line_error, in_process, json_lines
+from tests.support.file_checks import local, plant
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -69,7 +69,7 @@ def test_text_output_lists_what_a_dry_run_would_do(capsys: pytest.CaptureFixture
 
 
 def test_a_duration_without_a_unit_is_refused(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from tests.test_cli import run_cli
+    from tests.support.cli import run_cli
 
     proc = run_cli("orphans", "demo.orders", "--older-than", "5", home=tmp_path)
     assert_one_line_error(proc, 2, "needs a unit", "5s, 5m, 5h or 5d")

@@ -17,9 +17,9 @@ from maintenance.table.paths import normalise
 from maintenance.table.references import ReferencedFiles
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
-from tests.file_checks import age, local, missing_referenced_files, plant
-from tests.helpers import DeleteLiveFileAt, model_rows, spark_rows
-from tests.test_cli import in_process
+from tests.support.cli import in_process
+from tests.support.file_checks import age, local, missing_referenced_files, plant
+from tests.support.helpers import DeleteLiveFileAt, model_rows, spark_rows
 
 DAY_S = 86400
 

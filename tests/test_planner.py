@@ -12,7 +12,6 @@ import pytest
 from maintenance.catalogs import load_table
 from maintenance.config import Config
 from maintenance.jobs.outcome import COMMITTED
-from maintenance.policy.loader import load_policies
 from maintenance.policy.triggers import MEASURES
 from maintenance.schedule.cycle import evaluate, run_decision
 from maintenance.state.store import open_state
@@ -20,36 +19,7 @@ from maintenance.table.health import table_health
 from maintenance.table.reader_cost import reader_cost
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
-
-POLICY = """\
-name: test
-select:
-  namespaces: "*"
-jobs:
-  merge:
-    when:
-      equality_delete_files: 1
-      delete_ratio: 0.05
-    every: 1h
-  expire:
-    when:
-      snapshots: 4
-    every: 1h
-    retention:
-      max_snapshot_age: 0s
-      min_snapshots_to_keep: 2
-  orphans:
-    every: 1d
-"""
-
-
-def policies_from(tmp_path: Path, text: str = POLICY):  # type: ignore[no-untyped-def]
-    (tmp_path / "test.yaml").write_text(text)
-    return load_policies(tmp_path)
-
-
-def by_job(evaluation, table):  # type: ignore[no-untyped-def]
-    return {d.job: d for d in evaluation.decisions if d.table == str(table)}
+from tests.support.planner import POLICY, by_job, policies_from
 
 
 def clean_table(spark, config: Config):  # type: ignore[no-untyped-def]

@@ -13,9 +13,9 @@ from maintenance.jobs.runner import run_job
 from maintenance.table.health import table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
-from tests.helpers import model_rows, spark_rows
-from tests.iceberg_oracle import FrozenRows
-from tests.test_cli import in_process
+from tests.support.cli import in_process
+from tests.support.helpers import model_rows, spark_rows
+from tests.support.iceberg_oracle import FrozenRows
 
 
 def run_rewrite(config: Config, ref: TableRef) -> JobResult:

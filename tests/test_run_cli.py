@@ -8,7 +8,7 @@ from pathlib import Path
 from maintenance.catalogs import load_table
 from maintenance.config import Config
 from tests.conftest import CdcFactory
-from tests.test_cli import in_process, json_lines
+from tests.support.cli import in_process, json_lines
 
 
 def test_run_does_what_plan_says_then_nothing_is_due(capsys, spark, config: Config, cdc_table: CdcFactory) -> None:
@@ -65,7 +65,7 @@ def test_a_table_with_a_missing_manifest_is_its_own_problem_not_the_cycles(spark
     path; every other table is still evaluated, as the daemon's cycle needs."""
     from maintenance.schedule.cycle import evaluate
     from maintenance.state.store import open_state
-    from tests.file_checks import local
+    from tests.support.file_checks import local
 
     broken, _, _ = cdc_table(rows=300, commits=2, update_ratio=0.3)
     healthy, _, _ = cdc_table(rows=300, commits=2, update_ratio=0.3)

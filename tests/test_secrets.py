@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from tests.conftest import new_state_url
-from tests.test_cli import assert_one_line_error
+from tests.support.cli import assert_one_line_error
 
 REPO = Path(__file__).resolve().parents[1]
 SECRETS = {name: f"Sekr1t-{name}-{uuid.uuid4().hex[:12]}" for name in ("CATCRED", "CAT_TOKEN", "S3SECRET", "S3KEYID", "SPARKPW", "PYTOKEN", "STATEPW", "S3A_SECRET", "CATPW")}

@@ -8,7 +8,7 @@ from pathlib import Path
 from maintenance.state.database import make_engine
 from maintenance.state.leases import LeaseStore
 from maintenance.state.runs import RunStore
-from tests.test_cli import assert_one_line_error, run_cli
+from tests.support.cli import assert_one_line_error, run_cli
 
 
 def test_db_upgrade_is_idempotent(tmp_path: Path) -> None:

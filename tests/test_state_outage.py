@@ -19,9 +19,9 @@ from maintenance.state.database import StateUnavailableError, ensure_schema, mak
 from maintenance.state.leases import LeaseStore
 from maintenance.state.retry import retry_while_unavailable
 from tests.conftest import POSTGRES_ADMIN_URL
-from tests.tcp_proxy import TcpProxy
-from tests.test_cli import assert_one_line_error, run_cli
-from tests.test_daemon import EVALUATIONS_OK, daemon_config, healthz, metric, start_daemon, stop_daemon, wait_for
+from tests.support.cli import assert_one_line_error, run_cli
+from tests.support.daemon import EVALUATIONS_OK, daemon_config, healthz, metric, start_daemon, stop_daemon, wait_for
+from tests.support.tcp_proxy import TcpProxy
 
 
 def test_cli_reports_an_unreachable_state_database_in_one_line(tmp_path: Path) -> None:

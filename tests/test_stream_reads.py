@@ -20,8 +20,8 @@ from maintenance.spark.jvm import load_java_table
 from maintenance.spark.stream_reads import table_for_file_reads
 from maintenance.table.files import snapshot_files
 from tests.conftest import fresh_ref
-from tests.iceberg_oracle import FrozenRows
-from tests.test_content_safety import create
+from tests.support.iceberg_oracle import FrozenRows
+from tests.support.tables import create
 
 
 def spark_written(spark: Any, config: Config, tasks: int, properties: str = "") -> TableRef:

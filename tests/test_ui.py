@@ -48,7 +48,7 @@ from maintenance.table.reader_cost import reader_cost
 from maintenance.ui.pages import Response, StatusPages
 from maintenance.ui.status import DAEMON_SOURCE, StatusCache
 from tests.conftest import CdcFactory
-from tests.generated_evaluation import generated_evaluation
+from tests.support.generated_evaluation import generated_evaluation
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 REPO = Path(__file__).resolve().parents[1]

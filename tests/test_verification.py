@@ -31,8 +31,8 @@ from maintenance.table.change_scope import change_scope
 from maintenance.table.files import snapshot_files
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
-from tests.file_checks import local, missing_referenced_files
-from tests.iceberg_oracle import FrozenRows, iceberg_deletes_by_data_file
+from tests.support.file_checks import local, missing_referenced_files
+from tests.support.iceberg_oracle import FrozenRows, iceberg_deletes_by_data_file
 
 MOR = "'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
 

@@ -6,7 +6,7 @@ import pytest
 
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
-from tests.helpers import model_rows, spark_rows
+from tests.support.helpers import model_rows, spark_rows
 
 SHAPES = [
     TableShape("identity", 4, "single"),

@@ -10,7 +10,7 @@ from pyiceberg.manifest import DataFileContent
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.workload.model import CdcModel
-from tests.file_checks import local
+from tests.support.file_checks import local
 
 _UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
