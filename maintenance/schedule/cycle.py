@@ -86,7 +86,10 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
 
 
 def evaluate_table(config: Config, state: StateStore, ref: TableRef, policies: list[Policy], now: datetime, into: Evaluation | None = None,
-                   table: Table | None = None) -> list[Decision]:
+                   table: Table | None = None, only_job: str | None = None) -> list[Decision]:
+    """The table's decisions; every due job's plan is made now (`_prepared`), or with
+    `only_job` only that job's (the re-check under one job's lease: planning every due job
+    there planned N due jobs about N² times per cycle)."""
     table = table if table is not None else load_table(config, ref)
     table_policy = policy_for(ref, dict(table.properties), policies)
     if not table_policy.enabled or not table_policy.enabled_jobs():
@@ -97,7 +100,7 @@ def evaluate_table(config: Config, state: StateStore, ref: TableRef, policies: l
     history = state.runs.list(table=str(ref), limit=HISTORY_LIMIT)
     decisions = decide(table_policy, health, history, now)
     inputs = PlanInput(ref, table, config, int(now.timestamp() * 1000))
-    return [_prepared(decision, inputs) if decision.due else decision for decision in decisions]
+    return [_prepared(decision, inputs) if decision.due and only_job in (None, decision.job) else decision for decision in decisions]
 
 
 def _prepared(decision: Decision, inputs: PlanInput) -> Decision:
@@ -120,7 +123,7 @@ def still_due(config: Config, state: StateStore, ref: TableRef, decision: Decisi
     the run history may have moved (another daemon just did the job), so it is read again."""
     try:
         table = load_table(config, ref)
-        decisions = evaluate_table(config, state, ref, policies, datetime.now(timezone.utc), table=table)
+        decisions = evaluate_table(config, state, ref, policies, datetime.now(timezone.utc), table=table, only_job=decision.job)
     except IcemaintError as exc:
         return f"could not re-check: {exc}"
     for found in decisions:
