@@ -27,6 +27,7 @@ from maintenance.spark.jvm import load_java_table
 from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
 from maintenance.workload.writer import write_parquet
 from tests.conftest import fresh_ref
+from tests.support.iceberg_oracle import FrozenRows
 from tests.support.row_deltas import commit_row_delta
 
 MOR = "'format-version'='2', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
@@ -36,40 +37,6 @@ def create(spark: Any, ref: TableRef, columns: str, partitioned_by: str = "") ->
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
     part = f" PARTITIONED BY ({partitioned_by})" if partitioned_by else ""
     spark.sql(f"CREATE TABLE {ref.spark_name} ({columns}) USING iceberg{part} TBLPROPERTIES ({MOR})")
-
-
-def _canonical(frame: Any) -> Any:
-    """Columns Spark can compare exactly: maps as sorted entries, floats as their text."""
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    columns = []
-    for field in frame.schema.fields:
-        column = F.col("`" + field.name.replace("`", "``") + "`")
-        if isinstance(field.dataType, T.MapType):
-            column = F.array_sort(F.map_entries(column))
-        elif isinstance(field.dataType, (T.FloatType, T.DoubleType)):
-            column = column.cast("string")
-        columns.append(column.alias(field.name))
-    return frame.select(*columns)
-
-
-class Frozen:
-    """The table's rows at a snapshot (default: now), copied to parquet; compared later by EXCEPT ALL."""
-
-    def __init__(self, spark: Any, ref: TableRef, folder: Path, snapshot_id: int | None = None) -> None:
-        self.spark, self.ref, self.folder = spark, ref, str(folder)
-        spark.sql(f"REFRESH TABLE {ref.spark_name}")
-        version = f" VERSION AS OF {int(snapshot_id)}" if snapshot_id is not None else ""
-        _canonical(spark.sql(f"SELECT * FROM {ref.spark_name}{version}")).write.mode("overwrite").parquet(self.folder)
-
-    def assert_same(self) -> None:
-        self.spark.sql(f"REFRESH TABLE {self.ref.spark_name}")
-        table = _canonical(self.spark.sql(f"SELECT * FROM {self.ref.spark_name}"))
-        frozen = self.spark.read.parquet(self.folder)
-        lost = [r.asDict() for r in frozen.exceptAll(table).limit(5).collect()]
-        appeared = [r.asDict() for r in table.exceptAll(frozen).limit(5).collect()]
-        assert (lost, appeared) == ([], []), f"{self.ref}: rows lost {lost}, rows appeared {appeared}"
 
 
 def position_deletes(spark: Any, config: Config, ref: TableRef, entries: list[tuple[str, int]], partition_path: str) -> None:
@@ -124,7 +91,7 @@ def test_merge_moving_old_spec_rows_keeps_a_concurrent_writers_content(spark, co
 
     # The moved row would fall under the writer's partition-scoped delete: MERGE must refuse
     # (nothing committed), or publish a snapshot that reads exactly like the writer's.
-    writers_state = Frozen(spark, ref, tmp_path / "writer", snapshot_id=writer_snapshots[0])
+    writers_state = FrozenRows(spark, ref, tmp_path / "writer", snapshot_id=writer_snapshots[0])
     if result.status == COMMITTED:
         assert load_table(config, ref).snapshot_by_id(result.snapshot_id).parent_snapshot_id == writer_snapshots[0]
     else:
@@ -151,7 +118,7 @@ def test_merge_applies_an_equality_delete_in_a_nan_partition(spark, config: Conf
     create(spark, ref, "id BIGINT, x DOUBLE, v STRING", partitioned_by="x")
     spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, cast('NaN' as double), 'v' FROM range(0, 50)")
     commit_row_delta(spark, config, ref, equality_deletes=[{"id": 3}], equality_columns=("id",), partition_path="x=NaN")
-    frozen = Frozen(spark, ref, tmp_path / "frozen")
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
 
     result = run_job(config, ref, "merge", {}, verify=False)
 
@@ -169,7 +136,7 @@ def test_merge_applies_an_equality_delete_on_strings_beyond_the_surrogates(spark
     create(spark, ref, "k STRING, v STRING")
     spark.sql(f"INSERT INTO {ref.spark_name} VALUES ('a', 'latin'), ('\uff5a', 'full-width z'), ('\U0001F600', 'emoji')")
     commit_row_delta(spark, config, ref, equality_deletes=[{"k": "\uff5a"}], equality_columns=("k",))
-    frozen = Frozen(spark, ref, tmp_path / "frozen")
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
 
     result = run_job(config, ref, "merge", {}, verify=False)
 
@@ -194,7 +161,7 @@ def test_rewrite_keeps_minus_zero_and_zero_partitions_apart(spark, config: Confi
     zero, minus_zero = paths["0.0"], paths["-0.0"]
     for _ in range(2):
         position_deletes(spark, config, ref, [(minus_zero, 0), (zero, 0)], "x=-0.0")
-    frozen = Frozen(spark, ref, tmp_path / "frozen")
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
 
     result = run_job(config, ref, "rewrite", {}, verify=True)
 
@@ -220,7 +187,7 @@ def test_merge_verifies_after_a_schema_change_without_a_snapshot(spark, config: 
     spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, cast(id as int), 'x' FROM range(0, 200)")
     spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 7 = 0")
     spark.sql(f"ALTER TABLE {ref.spark_name} {schema_change}")
-    frozen = Frozen(spark, ref, tmp_path / "frozen")
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
 
     result = run_job(config, ref, "merge", {}, verify=True)
 
@@ -237,7 +204,7 @@ def test_merge_verifies_tables_whatever_their_columns(spark, config: Config, tmp
     second = "map('k', cast(id as string))" if "MAP" in columns else "cast(id as string)"
     spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, {second} FROM range(0, 200)")
     spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 7 = 0")
-    frozen = Frozen(spark, ref, tmp_path / "frozen")
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
 
     result = run_job(config, ref, "merge", {}, verify=True)
 

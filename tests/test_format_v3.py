@@ -24,32 +24,20 @@ from tests.support.file_checks import local
 from tests.support.iceberg_oracle import FrozenRows, planned_tasks
 from tests.support.tables import create
 
-LINEAGE = "_row_id, _last_updated_sequence_number"
+LINEAGE = ("_row_id", "_last_updated_sequence_number")
 
 
-class FrozenLineage:
+def lineage_copy(spark: Any, ref: TableRef, folder: Path) -> FrozenRows:
     """Every row's lineage columns beside its content, copied before a job: a rewrite must
     keep both exactly (the spec's "Row Lineage": a row that is only moved keeps its id and
     its last-updated sequence number)."""
+    return FrozenRows(spark, ref, folder, metadata_columns=LINEAGE)
 
-    def __init__(self, spark: Any, ref: TableRef, folder: Path) -> None:
-        self.spark, self.ref, self.folder = spark, ref, str(folder)
-        self._read().write.mode("overwrite").parquet(self.folder)
 
-    def _read(self) -> Any:
-        self.spark.sql(f"REFRESH TABLE {self.ref.spark_name}")
-        return self.spark.sql(f"SELECT *, {LINEAGE} FROM {self.ref.spark_name}")
-
-    def differences(self) -> tuple[int, int]:
-        """(rows only in the copy, rows only in the table), lineage columns included."""
-        now = self._read()
-        frozen = self.spark.read.parquet(self.folder).select(*now.columns)
-        return frozen.exceptAll(now).count(), now.exceptAll(frozen).count()
-
-    def assert_same(self, *, every_row_has_lineage: bool = True) -> None:
-        assert self.differences() == (0, 0), f"{self.ref}: lineage changed"
-        if every_row_has_lineage:  # not so for rows written before an upgrade to v3
-            assert self._read().where("_row_id IS NULL OR _last_updated_sequence_number IS NULL").count() == 0
+def assert_every_row_has_lineage(spark: Any, ref: TableRef) -> None:
+    """Not so for rows written before an upgrade to v3."""
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    assert spark.sql(f"SELECT {', '.join(LINEAGE)} FROM {ref.spark_name}").where("_row_id IS NULL OR _last_updated_sequence_number IS NULL").count() == 0
 
 
 def dvs_per_data_file(spark: Any, config: Config, ref: TableRef) -> dict[str, int]:
@@ -68,13 +56,14 @@ def test_convert_then_merge_on_a_generated_v3_cdc_table(spark, config: Config, c
     ref, _, _ = cdc_table(shape=shape, rows=3000, commits=8, update_ratio=0.3, delete_ratio=0.05, format_version=3)
     equality, position, dvs = delete_kinds(config, ref)
     assert equality > 0 and dvs > 0 and position == 0  # the writer's in-batch supersedes are DVs
-    frozen, lineage = FrozenRows(spark, ref, tmp_path / "rows"), FrozenLineage(spark, ref, tmp_path / "lineage")
+    frozen, lineage = FrozenRows(spark, ref, tmp_path / "rows"), lineage_copy(spark, ref, tmp_path / "lineage")
 
     result = run_job(config, ref, "convert", {}, verify=True)
 
     assert result.status == COMMITTED and result.content_verified, result.error
     frozen.assert_same()
     lineage.assert_same()
+    assert_every_row_has_lineage(spark, ref)
     assert delete_kinds(config, ref)[:2] == (0, 0)
     assert max(dvs_per_data_file(spark, config, ref).values()) == 1
     assert result.counters["deletion_vectors_removed"] > 0  # the writer's DVs were merged, not duplicated
@@ -85,6 +74,7 @@ def test_convert_then_merge_on_a_generated_v3_cdc_table(spark, config: Config, c
     assert result.status == COMMITTED and result.content_verified, result.error
     frozen.assert_same()
     lineage.assert_same()
+    assert_every_row_has_lineage(spark, ref)
     assert delete_kinds(config, ref) == (0, 0, 0)
 
 
@@ -100,7 +90,7 @@ def test_spark_written_v3_deletes_updates_and_merges_are_merged_away_with_lineag
     spark.createDataFrame([(i, "m", "merged") for i in range(0, 2500, 9)], "id bigint, k string, v string").createOrReplaceTempView("changes")
     spark.sql(f"MERGE INTO {ref.spark_name} t USING changes s ON t.id = s.id WHEN MATCHED THEN UPDATE SET * WHEN NOT MATCHED THEN INSERT *")
     assert delete_kinds(config, ref)[2] > 0
-    frozen, lineage = FrozenRows(spark, ref, tmp_path / "rows"), FrozenLineage(spark, ref, tmp_path / "lineage")
+    frozen, lineage = FrozenRows(spark, ref, tmp_path / "rows"), lineage_copy(spark, ref, tmp_path / "lineage")
 
     convert = run_job(config, ref, "convert", {}, verify=True)
     merge = run_job(config, ref, "merge", {}, verify=True)
@@ -109,6 +99,7 @@ def test_spark_written_v3_deletes_updates_and_merges_are_merged_away_with_lineag
     assert merge.status == COMMITTED and merge.content_verified, merge.error
     frozen.assert_same()
     lineage.assert_same()
+    assert_every_row_has_lineage(spark, ref)
     assert delete_kinds(config, ref) == (0, 0, 0)
 
 
@@ -118,13 +109,14 @@ def test_convert_merges_with_dvs_spark_wrote_on_the_same_files(spark, config: Co
     ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=2000, commits=5, update_ratio=0.3, delete_ratio=0.05, format_version=3)
     spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('write.delete.mode'='merge-on-read')")
     spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 5 = 0")
-    frozen, lineage = FrozenRows(spark, ref, tmp_path / "rows"), FrozenLineage(spark, ref, tmp_path / "lineage")
+    frozen, lineage = FrozenRows(spark, ref, tmp_path / "rows"), lineage_copy(spark, ref, tmp_path / "lineage")
 
     result = run_job(config, ref, "convert", {}, verify=True)
 
     assert result.status == COMMITTED and result.content_verified, result.error
     frozen.assert_same()
     lineage.assert_same()
+    assert_every_row_has_lineage(spark, ref)
     assert max(dvs_per_data_file(spark, config, ref).values()) == 1
     assert delete_kinds(config, ref)[0] == 0
 
@@ -138,7 +130,7 @@ def test_a_v2_table_upgraded_to_v3_ends_with_dvs_only_after_convert_and_rewrite(
     cdc_table(shape=shape, ref=ref, rows=1000, commits=3, update_ratio=0.3, delete_ratio=0.05, seed=7)
     equality, position, dvs = delete_kinds(config, ref)
     assert equality > 0 and position > 0 and dvs > 0
-    frozen, lineage = FrozenRows(spark, ref, tmp_path / "rows"), FrozenLineage(spark, ref, tmp_path / "lineage")
+    frozen, lineage = FrozenRows(spark, ref, tmp_path / "rows"), lineage_copy(spark, ref, tmp_path / "lineage")
 
     convert = run_job(config, ref, "convert", {}, verify=True)
     assert convert.status == COMMITTED and convert.content_verified, convert.error
@@ -147,7 +139,7 @@ def test_a_v2_table_upgraded_to_v3_ends_with_dvs_only_after_convert_and_rewrite(
 
     assert rewrite.status == COMMITTED and rewrite.content_verified, rewrite.error
     frozen.assert_same()
-    lineage.assert_same(every_row_has_lineage=False)
+    lineage.assert_same()  # the rows written before the upgrade have no lineage: not every row has one
     equality, position, dvs = delete_kinds(config, ref)
     assert (equality, position) == (0, 0) and dvs > 0
     assert max(dvs_per_data_file(spark, config, ref).values()) == 1
@@ -235,13 +227,14 @@ def test_compact_applies_spark_written_dvs_and_keeps_lineage_and_sequence_number
     before = live_data_files(spark, ref)
     planning_seq = load_table(config, ref).metadata.last_sequence_number
     assert len(before) >= 10 and delete_kinds(config, ref)[2] >= 10
-    frozen, lineage = FrozenRows(spark, ref, tmp_path / "rows"), FrozenLineage(spark, ref, tmp_path / "lineage")
+    frozen, lineage = FrozenRows(spark, ref, tmp_path / "rows"), lineage_copy(spark, ref, tmp_path / "lineage")
 
     result = run_job(config, ref, "compact", layout, verify=True)
 
     assert result.status == COMMITTED and result.content_verified, result.error
     frozen.assert_same()
     lineage.assert_same()
+    assert_every_row_has_lineage(spark, ref)
     after = live_data_files(spark, ref)
     assert not before & after and len(after) < len(before)  # every small file rewritten, into fewer
     dv_targets = {r.referenced_data_file for r in spark.sql(f"SELECT referenced_data_file FROM {ref.spark_name}.delete_files").collect()}
@@ -264,7 +257,7 @@ def test_manifests_refuses_a_v3_table_whose_row_ids_icebergs_action_would_renumb
         spark.sql(f"INSERT INTO {ref.spark_name} SELECT id FROM range({batch * 100}, {(batch + 1) * 100})")
     spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 10 = 0")
     snapshot_id = load_table(config, ref).metadata.current_snapshot_id
-    lineage = FrozenLineage(spark, ref, tmp_path / "lineage")
+    lineage = lineage_copy(spark, ref, tmp_path / "lineage")
 
     result = run_job(config, ref, "manifests", {}, verify=True)
     code, out, err = in_process(capsys, "manifests", str(ref))
