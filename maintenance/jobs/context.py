@@ -2,7 +2,8 @@
 
 A job makes every effect through its context: `publish` a change (staged, verified, then
 made current when the run verifies), `delete_files` (fenced in time, then the references
-checked when the run verifies), `commit_metadata` (a change that makes no snapshot). The
+checked when the run verifies), `commit_metadata` (a change that makes no snapshot),
+`discard_unpublished` (files it wrote and will not publish, fenced). The
 context records what was done and how it was verified (`verification`, `deleted`); the
 runner keeps only the lease, the run record and the outcome (`jobs/runner.py`).
 """
@@ -20,7 +21,7 @@ import structlog
 from maintenance import faults
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.jobs.deletion import Deleted, FencedDeleter, References
+from maintenance.jobs.deletion import Deleted, FencedDeleter, References, discard_unpublished
 from maintenance.jobs.publish import Change, ContentChangedError, Publisher, Verification
 from maintenance.jobs.spec import PlanInput, Progress, no_progress
 from maintenance.jobs.staging import staging_folder
@@ -126,6 +127,11 @@ class JobContext:
         if before is not None:
             self._verify_references(snapshot_id, before)  # type: ignore[arg-type]
         return done
+
+    def discard_unpublished(self, paths: Sequence[str]) -> int:
+        """Delete files this run wrote and will not publish (`deletion.discard_unpublished`:
+        no snapshot can reference them; only while the lease is proven)."""
+        return discard_unpublished(self.fence, self.metadata.table.io, paths)
 
     def _verify_references(self, snapshot_id: int, before: str) -> None:
         """Files first: a missing file is named, not met as a read error."""

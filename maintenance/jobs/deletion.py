@@ -147,7 +147,7 @@ class FencedDeleter:
         except OSError as exc:
             raise DeletionError(f"could not delete {path}: {exc}") from exc
         if is_local(path):
-            _delete_checksum(path)
+            delete_checksum(path)
         with self._lock:
             self.done.files += 1
             first = self.done.files == 1
@@ -156,7 +156,7 @@ class FencedDeleter:
         return _DELETED
 
 
-def _delete_checksum(path: str) -> None:
+def delete_checksum(path: str) -> None:
     """The `.NAME.crc` Hadoop's local file system keeps beside a file goes with it, as its
     own `delete` does. Executors in other JVMs (a cluster on a shared disk) write them for the
     files they stage; this process writes none (`spark.session._local_disks_without_forks`),
@@ -167,6 +167,28 @@ def _delete_checksum(path: str) -> None:
         local.with_name(f".{local.name}.crc").unlink()
     except FileNotFoundError:
         pass
+
+
+def discard_unpublished(fence: Fence, io: FileIO, paths: Sequence[str]) -> int:
+    """Delete files the run wrote and never published (a file group written again at another
+    size); how many were deleted. Proof that no reference check is needed: their names are
+    fresh (Iceberg's writer names each file with a new UUID) and no commit included them, so
+    no snapshot, of this table or any other, can reference them. They are still deleted only
+    while the lease is proven, because a holder that lost its lease deletes nothing: what is
+    left then is orphan cleanup's."""
+    deleted = 0
+    for path in paths:
+        if fence.time_left() <= 0:
+            log.warning("unpublished files left for orphan cleanup: the lease is not proven", files=len(paths) - deleted)
+            break
+        try:
+            io.delete(path)
+        except FileNotFoundError:
+            continue
+        if is_local(path):
+            delete_checksum(path)
+        deleted += 1
+    return deleted
 
 
 class _InCallingThread:

@@ -10,13 +10,18 @@ same way (`moves_rows`), in consecutive runs of at most `max_group_bytes`: an ol
 rows spread over many new partitions, which the current spec's files of those partitions
 should share.
 
-Sizing: a group is expected to write `expected_files` files: one when it is smaller than
-the target; otherwise the count that keeps each file within 10% of the target where the
-total allows. Each read split takes about the group's bytes divided by that count and
-becomes exactly one file (the writer does not roll over within a split), not a full one
-and a small remainder. Where whole files are too big to share out evenly, rows are dealt
-out by a shuffle instead. Input bytes shrink by the rows deletes remove, so the estimate
-of the output scales the input by the live fraction of its rows.
+Sizing (`output_layout`): every file a group writes is within `SIZE_TOLERANCE` (10%) of the
+target, but a partition's last one, which takes the rest. Where an even count of files does
+that (one file up to 1.1 targets, and any total of 4.5 targets or more), the group writes
+that many even files: each read split takes about the group's bytes divided by the count
+and becomes exactly one file (the writer does not roll over within a split), and where
+whole files are too big to share out evenly, rows are dealt out by a shuffle instead.
+Between (1.1 to 1.8 targets, 2.2 to 2.7, 3.3 to 3.6, 4.4 to 4.5), no even count can: the
+group writes full files of the target and one smaller last file, its rows cut by row count
+(`writer`). Two even files of 0.75 targets would be the worst choice: both below COMPACT's
+`min_file_size_ratio`, together above the target, so the next run would rewrite them again.
+Input bytes shrink by the rows deletes remove, so the estimate of the output scales the
+input by the live fraction of its rows.
 
 Small files are the exception (`writer_measures`): Parquet spends several times the bytes
 on rows spread over many small files (each repeats its dictionaries, page headers and
@@ -43,6 +48,7 @@ from maintenance.jobs.file_groups.options import DEFAULT_MAX_CONCURRENT_GROUPS
 from maintenance.table.files import Content, PartitionKey, SnapshotFiles, TableFile
 from maintenance.table.targets import PAGE_ROW_LIMIT_DEFAULT
 
+SIZE_TOLERANCE = 0.1  # written files are within this share of the target, but a partition's last
 MAX_OUTPUT_FACTOR = 1.4  # the writer rolls over only past this multiple of the target
 COMBINED_TARGETS = 4  # small partitions are combined into groups of up to this many target sizes of input
 SMALL_FILE_SHRINK = 0.25  # the least share of their bytes small files' rows may take once written together (measured: 0.26)
@@ -71,8 +77,14 @@ class FileGroup:
 
     def output_files(self, target: int) -> int:
         """How many files the group is expected to write: one per partition it combines, or
-        by size (`expected_files`)."""
-        return len(self.partitions) if self.spread and not self.moves_rows else expected_files(self.expected_output_bytes, target)
+        by size (`output_layout`)."""
+        return len(self.partitions) if self.spread and not self.moves_rows else self.layout(target).files
+
+    def layout(self, target: int) -> OutputLayout:
+        """How its rows are cut into files (by size; `spread` and `rolls` groups are cut by
+        partition and by the writer, always as even files)."""
+        layout = output_layout(self.expected_output_bytes, target)
+        return OutputLayout(layout.files) if self.spread or self.rolls else layout
 
     def read_splits(self, target: int) -> int:
         """How many splits (or key ranges) the group is read in: one per expected file, or,
@@ -99,13 +111,42 @@ def writer_measures(files: Sequence[TableFile], target: int, page_row_limit: int
     return buffered_page <= BUFFERED_PAGE_SHARE * target
 
 
+@dataclass(frozen=True)
+class OutputLayout:
+    """The files a group's rows become: `files` even files, or, when `last_share` < 1,
+    `files - 1` files of the target and a last one of `last_share` of the target."""
+
+    files: int
+    last_share: float = 1.0
+
+    @property
+    def even(self) -> bool:
+        return self.last_share >= 1.0
+
+    def shares(self) -> list[float]:
+        """Each file's share of the rows, in order."""
+        if self.even:
+            return [1.0 / self.files] * self.files
+        total = self.files - 1 + self.last_share
+        return [1.0 / total] * (self.files - 1) + [self.last_share / total]
+
+
+def output_layout(output_bytes: float, target: int) -> OutputLayout:
+    """The files `output_bytes` become: each within `SIZE_TOLERANCE` of the target, but the
+    last, and even where a count allows it (module docstring)."""
+    if output_bytes <= target * (1 + SIZE_TOLERANCE):
+        return OutputLayout(1)
+    low, high = math.floor(output_bytes / target), math.ceil(output_bytes / target)
+    if output_bytes / low <= target * (1 + SIZE_TOLERANCE):
+        return OutputLayout(low)
+    if output_bytes / high >= target * (1 - SIZE_TOLERANCE):
+        return OutputLayout(high)
+    return OutputLayout(high, (output_bytes - low * target) / target)
+
+
 def expected_files(output_bytes: float, target: int) -> int:
-    """How many files of about `target` bytes `output_bytes` make, never one much too small."""
-    if output_bytes <= target * 1.1:
-        return 1
-    low, high = max(1, math.floor(output_bytes / target)), math.ceil(output_bytes / target)
-    # Prefer the count whose files are closest to the target, on a ratio scale.
-    return min((low, high), key=lambda n: abs(math.log(output_bytes / n / target)))
+    """How many files `output_bytes` become (`output_layout`)."""
+    return output_layout(output_bytes, target).files
 
 
 def split_size(weights: list[int], outputs: int) -> int:

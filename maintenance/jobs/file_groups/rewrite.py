@@ -10,12 +10,15 @@ rewritten (`deletes`). The new files keep the planning snapshot's data sequence 
 
 from __future__ import annotations
 
+import structlog
+
 from maintenance import faults
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.file_groups.deletes import DroppableDeletes, coverable
 from maintenance.jobs.file_groups.executor import GroupRewrite, run_groups
 from maintenance.jobs.file_groups.grouping import FileGroup
 from maintenance.jobs.file_groups.plan import RewritePlan
+from maintenance.jobs.file_groups.sizing import OutputSizing
 from maintenance.jobs.file_groups.writer import Ordering, rewrite_group
 from maintenance.jobs.outcome import JobOutcome
 from maintenance.spark.errors import java_errors
@@ -24,6 +27,8 @@ from maintenance.spark.jvm import JavaObject
 from maintenance.spark.planned_tasks import DeleteRecords, GroupTasks, PlannedTasks
 from maintenance.spark.stream_reads import table_for_file_reads
 from maintenance.spark.validators import no_new_partition_equality_deletes
+
+log = structlog.get_logger(__name__)
 
 
 def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | None = None) -> JobOutcome:
@@ -52,8 +57,19 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
 
     reads = table_for_file_reads(ctx.spark, fenced.real, files.files)
 
+    sizing = OutputSizing(plan.target_size)
+
     def write(group: FileGroup, group_tasks: GroupTasks) -> list[JavaObject]:
-        return rewrite_group(ctx.spark, reads, group, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
+        group = sizing.calibrated(group)
+        written = rewrite_group(ctx.spark, reads, group, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
+                                ordering=ordering)
+        resized = sizing.resized(group, [int(f.fileSizeInBytes()) for f in written])
+        if resized is None:
+            return written
+        log.info("file group written again at its rows' size", partition=str(group.key), files=[int(f.fileSizeInBytes()) for f in written],
+                 estimated_bytes=group.expected_output_bytes, written_bytes=resized.expected_output_bytes)
+        ctx.discard_unpublished([str(f.location()) for f in written])
+        return rewrite_group(ctx.spark, reads, resized, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
                              ordering=ordering)
 
     outcome = run_groups(ctx, work, plan.options, write)

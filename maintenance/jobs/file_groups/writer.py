@@ -12,6 +12,12 @@ committed by the write; the new files are handed back for the executor's commit.
   (small partitions combined into one group: dealt out whole, by hash of the partition);
   the table's own distribution and ordering are not applied on top (as Iceberg's sort
   rewrite does).
+- **full files and the rest** (`OutputLayout` not even: no even count of files keeps them
+  within 10% of the target): rows are first cut into `FINE_CUTS_PER_FILE` times as many
+  even pieces as files (round robin, or the ordering's key ranges), consecutive pieces are
+  then given to each file by its share of the rows, and a second shuffle brings each file's
+  pieces to one task (ordered: sorted there). A file's rows are thus a number of pieces,
+  within a 16th of a file of its share, and, ordered, one key range.
 - A group whose rows go to several partitions (`spread`: small partitions combined, or an
   older spec's files written into the current spec): Iceberg's writer clusters its rows by
   the current partitioning (a hash shuffle, then a local sort by partition), or, when
@@ -28,6 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from maintenance.jobs.file_groups.grouping import (
     FileGroup,
+    OutputLayout,
     max_output_bytes,
     split_size,
 )
@@ -37,6 +44,7 @@ from maintenance.spark.planned_tasks import GroupTasks
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
+FINE_CUTS_PER_FILE = 16  # pieces per file where files are cut by row count
 COARSE_FILE_SHARE = 0.2  # a group whose files are this big next to a split is shuffled to size
 READ_SHARE_BYTES = 8 * 1024 * 1024  # a group writing one file is read by one task per this many input bytes (up to the cores)
 
@@ -72,7 +80,16 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
         manager.stageTasks(table, group_id, tasks.java)
         reader = spark.read.format("iceberg").option("scan-task-set-id", group_id).option("file-open-cost", "0")
         writer_options = {"rewritten-file-scan-task-set-id": group_id, "output-spec-id": str(output_spec_id)}
-        if ordering is not None:
+        layout = group.layout(target_size)
+        if not layout.even:
+            frame = reader.load(group_id)
+            keys = ordering.keys(frame, group) if ordering is not None else []
+            frame = _cut_by_rows(spark, frame, layout, keys)
+            if keys:
+                frame = frame.sortWithinPartitions(*keys)
+            writer_options.update({"target-file-size-bytes": str(4 * max_output_bytes(target_size)), "distribution-mode": "none",
+                                   "use-table-distribution-and-ordering": "false", "fanout-enabled": "true"})
+        elif ordering is not None:
             frame = reader.load(group_id)
             keys = ordering.keys(frame, group)
             if group.spread and not group.moves_rows:
@@ -107,6 +124,40 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
         cache.remove(group_id)
         manager.removeTasks(table, group_id)
         coordinator.clearRewrite(table, group_id)
+
+
+def _cut_by_rows(spark: SparkSession, frame: DataFrame, layout: OutputLayout, keys: list[Column]) -> DataFrame:
+    """The rows dealt into `layout.files` Spark partitions, one per file, by the layout's
+    shares of the rows (module docstring): even pieces (`keys`: key ranges), consecutive
+    pieces per file, then one partition per file. The second shuffle is by a key per file
+    chosen so that Spark's hash partitioning sends each file's key to a partition of its own."""
+    from pyspark.sql import functions as F  # noqa: N812 (Spark's own spelling)
+
+    pieces = FINE_CUTS_PER_FILE * layout.files
+    frame = frame.repartitionByRange(pieces, *keys) if keys else frame.repartition(pieces)
+    bounds, total = [], 0.0
+    for share in layout.shares():
+        total += share
+        bounds.append(total)
+    file_of_piece = [min(next(i for i, bound in enumerate(bounds) if (piece + 0.5) / pieces <= bound + 1e-9), layout.files - 1)
+                     for piece in range(pieces)]
+    keys_by_file = _partition_keys(spark, layout.files)
+    piece_keys = F.array(*(F.lit(keys_by_file[f]).cast("long") for f in file_of_piece))  # the type Spark hashed
+    column = "__icemaint_file"
+    frame = frame.withColumn(column, F.element_at(piece_keys, F.spark_partition_id() + 1))
+    return frame.repartition(layout.files, F.col(column)).drop(column)
+
+
+def _partition_keys(spark: SparkSession, partitions: int) -> list[int]:
+    """For each of `partitions` partitions, a long that Spark's hash partitioning (Murmur3,
+    seed 42, as the SQL `hash`) sends there: asked of Spark itself, so it is its rule."""
+    rows = spark.range(0, 64 * partitions).selectExpr("id", f"pmod(hash(id), {partitions}) AS partition").collect()
+    first: dict[int, int] = {}
+    for row in rows:
+        first.setdefault(row.partition, row.id)
+    if len(first) < partitions:
+        raise RuntimeError(f"no key found for every one of {partitions} partitions")
+    return [first[p] for p in range(partitions)]
 
 
 def _readers(spark: SparkSession, group: FileGroup, weights: list[int], splits: int) -> int:
