@@ -20,6 +20,7 @@ from tests.conftest import CdcFactory, fresh_ref
 from tests.support.cli import in_process, json_lines
 from tests.support.file_checks import local
 from tests.support.iceberg_oracle import FrozenRows
+from tests.support.matrix import referenced_by_snapshots
 from tests.support.tables import create
 
 
@@ -279,5 +280,8 @@ def test_output_files_are_within_a_tenth_of_the_target_and_a_second_run_is_a_noo
     assert len(after) == 2, after
     for sizes in after.values():
         assert len(sizes) >= 2 and all(0.9 * target <= size <= 1.1 * target for size in sorted(sizes)[1:]), after
+    table = load_table(config, ref)
+    written = {str(path) for path in Path(local(table.location())).joinpath("data").rglob("*.parquet")}
+    assert written == {local(path).as_posix() for path in referenced_by_snapshots(table) if path.endswith(".parquet")}  # nothing discarded left behind
     second = run_job(config, ref, "compact", options, verify=True)
     assert second.status == NOOP, (second.counters, after)
