@@ -7,7 +7,7 @@ PYTEST_ARGS ?=
 
 .PHONY: setup system browser test-tools lint test test-fast test-integration demo bench clean
 
-# The status page's browser tests (tests/test_ui.py) drive Chromium and chromedriver: setup
+# The status page's browser tests (tests/ui/test_ui.py) drive Chromium and chromedriver: setup
 # installs them when missing (scripts/setup-test-browser.sh; the Docker image never runs it).
 setup: system browser $(STAMP)
 
@@ -43,10 +43,11 @@ lint: setup
 test: setup test-tools lint
 	$(VENV)/bin/python -m pytest -m "not (hive or rest or s3 or faults or slow or cluster)" $(PYTEST_ARGS)
 
-# The fast tier: no Spark session, no catalog services (planning, ranking, the publisher's
-# and the runner's rules, config, policies, leases on SQLite, the status page's rendering).
+# The fast tier: no Spark session, no catalog services, no process started (planning,
+# ranking, the publisher's and the runner's rules, config, policies, leases on SQLite, the
+# status page's rendering); the tests that start processes are marked `process`.
 test-fast: setup lint
-	$(VENV)/bin/python -m pytest -m "not (spark or hive or rest or s3 or faults or slow or cluster)" $(PYTEST_ARGS)
+	$(VENV)/bin/python -m pytest -m "not (spark or process or hive or rest or s3 or faults or slow or cluster)" $(PYTEST_ARGS)
 
 # The slow suites, which CI runs too: the catalog matrix (Hive Metastore, REST catalog and
 # S3, started by the tests), the fault injection (jobs killed with SIGKILL), and the daemons

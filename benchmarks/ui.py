@@ -40,7 +40,7 @@ def generated_evaluation(tables: int) -> Any:
     publish one (the status page tests' generator); every 50th table's newest merge will
     have failed (set by `record_history`)."""
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from tests.support.generated_evaluation import generated_evaluation as generate
+    from maintenance.workload.evaluation import generated_evaluation as generate
 
     return generate([f"lake.ns{i % 25}.table_{i:04d}" for i in range(tables)])
 

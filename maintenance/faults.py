@@ -5,7 +5,7 @@ Inert unless the environment variable `ICEMAINT_KILL_AT` names a point: then, on
 it, the process kills its whole process group (Python and its Spark JVM) with SIGKILL. With
 `ICEMAINT_STOP_AT` it stops the group with SIGSTOP instead (the stale-holder tests resume
 it with SIGCONT once another holder has taken over).
-`tests/test_faults.py` runs a job at each point and checks what such a kill leaves: the
+`tests/jobs/test_faults.py` runs a job at each point and checks what such a kill leaves: the
 content unchanged, no referenced file missing, the lease recoverable, the run record
 settled, and every file the killed run wrote gone after orphan cleanup.
 

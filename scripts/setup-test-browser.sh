@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The browser the status page's tests drive (tests/test_ui.py): Debian's `chromium` and
+# The browser the status page's tests drive (tests/ui/test_ui.py): Debian's `chromium` and
 # `chromium-driver` (chromedriver), for selenium. Test machines only: the Dockerfile runs
 # scripts/setup-system.sh, never this. Installs them with apt on Debian/Ubuntu as root;
 # elsewhere says in one line what to install. Quiet when all is there already.
@@ -19,5 +19,5 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   exit 0
 fi
 
-echo "setup: please install ${missing[*]} (Chromium and its chromedriver, for tests/test_ui.py), then run make again" >&2
+echo "setup: please install ${missing[*]} (Chromium and its chromedriver, for tests/ui/test_ui.py), then run make again" >&2
 exit 1

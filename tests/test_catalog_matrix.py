@@ -79,7 +79,7 @@ def test_every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> N
 # -- leases and fencing ----------------------------------------------------------------------
 @pytest.mark.parametrize("catalog", S3_CATALOGS)
 def test_paused_holder_is_fenced_after_takeover(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
-    """tests/test_fencing.py's SIGSTOP takeover on a Hive and a REST table: holder A (its own
+    """tests/lease/test_fencing.py's SIGSTOP takeover on a Hive and a REST table: holder A (its own
     process) commits, is paused past its lease, B takes over and commits, A resumes and
     lands nothing and deletes nothing."""
     name = f"{catalog}.matrix.fence_{uuid.uuid4().hex[:8]}"
@@ -92,7 +92,7 @@ def test_paused_holder_is_fenced_after_takeover(matrix: Matrix, catalog: str, tm
     s3 = matrix.s3()
 
     holder_a = subprocess.Popen(
-        [sys.executable, "-m", "tests.fencing_worker", str(config_path), name, str(flag)],
+        [sys.executable, "-m", "tests.support.fencing_worker", str(config_path), name, str(flag)],
         cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, **CREDENTIALS_ENV},
     )
     try:

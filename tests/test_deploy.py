@@ -34,8 +34,8 @@ from maintenance import redact
 from maintenance.config import Config, parse_config
 from maintenance.errors import ConfigError
 from maintenance.policy.loader import load_policies
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 K8S = REPO / "deploy" / "kubernetes"
 COMPOSE = REPO / "deploy" / "compose" / "compose.yaml"
 COMPOSE_SCHEMA = REPO / ".venv" / "share" / "icemaint-schemas" / "compose_spec.json"

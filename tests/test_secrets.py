@@ -21,8 +21,8 @@ import yaml
 
 from tests.conftest import new_state_url
 from tests.support.cli import assert_one_line_error
+from tests.support.paths import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 SECRETS = {name: f"Sekr1t-{name}-{uuid.uuid4().hex[:12]}" for name in ("CATCRED", "CAT_TOKEN", "S3SECRET", "S3KEYID", "SPARKPW", "PYTOKEN", "STATEPW", "S3A_SECRET", "CATPW")}
 
 
@@ -92,6 +92,7 @@ WRONG = [
 ]
 
 
+@pytest.mark.process  # `run` starts the CLI
 @pytest.mark.parametrize(("key", "path", "value"), WRONG, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(WRONG)])
 def test_a_wrongly_typed_key_is_one_line_naming_it_and_no_secret(tmp_path: Path, state_url: str, key: str, path: list[str], value: object) -> None:
     raw = secret_config(tmp_path, state_url)

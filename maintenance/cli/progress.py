@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
@@ -22,22 +22,24 @@ def wanted(as_json: bool, stream: TextIO | None = None) -> bool:
 
 
 @contextmanager
-def progress_display(label: str, *, enabled: bool, stream: TextIO | None = None) -> Iterator[Progress]:
-    """Yields the callback a job reports its stages to (`JobContext.progress`)."""
+def progress_display(label: str, *, enabled: bool, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
+                     redraw_s: float = REDRAW_S) -> Iterator[Progress]:
+    """Yields the callback a job reports its stages to (`JobContext.progress`); redrawn every
+    `redraw_s` with the time `clock` says has passed."""
     if not enabled:
         yield no_progress
         return
     out = stream or sys.stderr
     latest = {"text": "starting"}
-    started = time.monotonic()
+    started = clock()
     done = threading.Event()
 
     def draw() -> None:
-        out.write(f"\r\033[K{label}: {time.monotonic() - started:.0f}s  {latest['text']}")
+        out.write(f"\r\033[K{label}: {clock() - started:.0f}s  {latest['text']}")
         out.flush()
 
     def redraw() -> None:
-        while not done.wait(REDRAW_S):
+        while not done.wait(redraw_s):
             draw()
 
     thread = threading.Thread(target=redraw, name="icemaint-progress", daemon=True)

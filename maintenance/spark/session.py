@@ -103,7 +103,7 @@ def catalog_spark_conf(catalog: CatalogConfig) -> dict[str, str]:
     # Manifests never change once written: the job's scan tasks, its commit (which rewrites
     # the manifests holding the files it removes) and the verification of the parent all
     # read the same ones, so Iceberg's manifest cache in the FileIO makes one read of each
-    # (bounded in memory: 100 MiB, 60 s; tests/test_manifest_reads.py counts the opens).
+    # (bounded in memory: 100 MiB, 60 s; tests/table/test_manifest_reads.py counts the opens).
     props.setdefault("io.manifest.cache-enabled", "true")
     props.update(catalog.spark_properties)
     conf.update({f"{prefix}.{key}": value for key, value in props.items()})

@@ -129,7 +129,7 @@ def fencing_holder_b(config_path: str, table: str, row_id: int) -> dict[str, Any
     from maintenance.jobs.context import JobContext
     from maintenance.jobs.outcome import COMMITTED, JobOutcome
     from maintenance.jobs.runner import run_under_lease
-    from tests.fencing_jobs import append_marker_row
+    from tests.support.fencing_jobs import append_marker_row
 
     config = load_config(config_path)
     _spark()  # the session exists; run_under_lease reuses it

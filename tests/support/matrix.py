@@ -27,9 +27,7 @@ from tests.services.config import CREDENTIALS_ENV, matrix_config, write_config
 from tests.services.s3 import SECRET_KEY
 from tests.services.spark_worker import SparkWorker
 from tests.services.stack import Services
-
-REPO = Path(__file__).resolve().parents[2]
-
+from tests.support.paths import REPO
 
 CHECKPOINT_KEY = "test.writer-checkpoint"
 

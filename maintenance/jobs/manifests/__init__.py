@@ -15,7 +15,7 @@ SPEC = JobSpec(
     # Not format 3: Iceberg 1.10's action writes the moved entries without their first_row_id
     # (its SparkContentFile drops it; apache/iceberg#16699 fixes that later), so the new
     # manifests get fresh row id ranges and every row's `_row_id` changes, which the spec's
-    # row lineage forbids for rows that only move. tests/test_format_v3.py shows it.
+    # row lineage forbids for rows that only move. tests/jobs/test_format_v3.py shows it.
     formats=(1, 2),
     counters=COUNTERS,
 )

@@ -21,8 +21,7 @@ from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
 from tests.support.cli import assert_one_line_error, run_cli
 from tests.support.file_checks import local
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.paths import REPO
 
 
 def test_a_config_file_that_is_not_utf8(tmp_path: Path) -> None:

@@ -1,6 +1,6 @@
 """Holder A of the fencing test: a job in its own process that commits, waits, then tries again.
 
-    python -m tests.fencing_worker CONFIG TABLE FLAG
+    python -m tests.support.fencing_worker CONFIG TABLE FLAG
 
 Prints READY after its first commit (and after writing scratch files), then waits until
 FLAG exists. The test pauses it with SIGSTOP meanwhile, lets holder B take the lease and
@@ -20,7 +20,7 @@ from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.runner import run_under_lease
 from maintenance.lease.fence import FencedError
 from maintenance.table.references import NewestReferences, ReferencedFiles
-from tests.fencing_jobs import append_marker_row, write_scratch_files
+from tests.support.fencing_jobs import append_marker_row, write_scratch_files
 
 
 def main() -> None:

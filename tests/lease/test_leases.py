@@ -11,7 +11,7 @@ from sqlalchemy import inspect, text
 
 from maintenance.state.database import head_revision, make_engine, upgrade
 from maintenance.state.store import StateStore
-from tests import lease_workers
+from tests.support import lease_workers
 
 SPAWN = multiprocessing.get_context("spawn")
 

@@ -1,6 +1,6 @@
 """An evaluation of generated health counters, as the daemon publishes one after evaluating
-real tables: for the status page's tests and its benchmark (benchmarks/ui.py), where
-thousands of real tables would take hours to make."""
+real tables: what the status page shows for thousands of tables without making them (its
+tests and its benchmark, benchmarks/ui.py; real tables would take hours to make)."""
 
 from __future__ import annotations
 

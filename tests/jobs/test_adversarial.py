@@ -1,4 +1,4 @@
-"""Adversarial shapes that break CONVERT/REWRITE/MERGE's promise, judged by oracles outside icemaint.
+"""Adversarial shapes that once broke CONVERT/REWRITE/MERGE's promise, judged by oracles outside icemaint.
 
 Each test freezes the table's rows through Spark into a parquet folder before the job (floats
 also compared as strings, maps as sorted entries, since Spark's EXCEPT ALL and xxhash64 treat
@@ -6,7 +6,8 @@ also compared as strings, maps as sorted entries, since Spark's EXCEPT ALL and x
 test that concerns a concurrent writer judges the published snapshot against the writer's own
 snapshot, its parent: a maintenance commit must read exactly like the state it was put on.
 
-Every test here failed when it was written (see /work/notes/adversarial-report.md).
+Every test here failed when it was written; each docstring says how the job went wrong then
+(in the past tense) and what holds now.
 """
 
 from __future__ import annotations
@@ -66,9 +67,9 @@ def test_merge_moving_old_spec_rows_keeps_a_concurrent_writers_content(spark, co
     with the planning snapshot's sequence number. A streaming writer upserts key 10 in the
     current spec while the staged change is being verified: its equality delete (spec 1,
     region=0) does not apply to the old-spec row 10, so both versions are visible in the
-    writer's snapshot. The change is then built again on the writer's snapshot and committed
-    unverified: the moved row 10 would sit in (spec 1, region=0) below the delete's sequence
-    number, and disappear. MERGE must refuse that re-application instead."""
+    writer's snapshot. The change used to be built again on the writer's snapshot and
+    committed unverified: the moved row 10 sat in (spec 1, region=0) below the delete's
+    sequence number, and disappeared. MERGE now refuses that re-application."""
     import maintenance.jobs.publish as publish
 
     ref = fresh_ref(config, "advspec")
@@ -110,10 +111,11 @@ def test_merge_moving_old_spec_rows_keeps_a_concurrent_writers_content(spark, co
 
 def test_merge_applies_an_equality_delete_in_a_nan_partition(spark, config: Config, tmp_path: Path) -> None:
     """Identity partition on a double column holding NaN. pyiceberg decodes every file's NaN
-    as a new float object, and NaN != NaN, so the delete's partition key never equals the data
-    file's: the rule finds no data file for the delete, MERGE drops it without rewriting
-    anything, and the deleted row is back (Iceberg's planner applies it: its partition
-    comparator treats NaN as equal to NaN). Without --verify, the CLI's default."""
+    as a new float object, and NaN != NaN, so the delete's partition key never equaled the
+    data file's: the rule found no data file for the delete, MERGE dropped it without
+    rewriting anything, and the deleted row was back (Iceberg's planner applies it: its
+    partition comparator treats NaN as equal to NaN). Partition values are now compared as
+    Iceberg compares them; run without verification, so the rule alone is judged."""
     ref = fresh_ref(config, "advnan")
     create(spark, ref, "id BIGINT, x DOUBLE, v STRING", partitioned_by="x")
     spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, cast('NaN' as double), 'v' FROM range(0, 50)")
@@ -129,9 +131,10 @@ def test_merge_applies_an_equality_delete_in_a_nan_partition(spark, config: Conf
 def test_merge_applies_an_equality_delete_on_strings_beyond_the_surrogates(spark, config: Config, tmp_path: Path) -> None:
     """A string key with 'a', a full-width 'ｚ' (U+FF5A) and an emoji (U+1F600) in one data
     file: its bounds are ['a', '😀']. Java's comparator puts a supplementary character above
-    every BMP character, so Iceberg applies the delete of 'ｚ'; icemaint compares UTF-16 code
-    units (0xD83D < 0xFF5A), decides the ranges do not overlap, and MERGE drops the delete
-    without rewriting the file: 'ｚ' is back. Without --verify, the CLI's default."""
+    every BMP character, so Iceberg applies the delete of 'ｚ'; icemaint compared UTF-16 code
+    units (0xD83D < 0xFF5A), decided the ranges did not overlap, and MERGE dropped the delete
+    without rewriting the file: 'ｚ' was back. Strings are now compared by code point, as
+    Iceberg does; run without verification, so the rule alone is judged."""
     ref = fresh_ref(config, "advutf16")
     create(spark, ref, "k STRING, v STRING")
     spark.sql(f"INSERT INTO {ref.spark_name} VALUES ('a', 'latin'), ('\uff5a', 'full-width z'), ('\U0001F600', 'emoji')")
@@ -147,11 +150,12 @@ def test_merge_applies_an_equality_delete_on_strings_beyond_the_surrogates(spark
 def test_rewrite_keeps_minus_zero_and_zero_partitions_apart(spark, config: Config, tmp_path: Path) -> None:
     """Identity partitions x=0.0 and x=-0.0 are two partitions to Iceberg and one to Python
     (0.0 == -0.0). Two position delete files of x=-0.0 name a row of each partition's file;
-    the entry for the x=0.0 file is inert (partition-scoped). REWRITE merges both partitions
-    into one output group and writes the combined file into x=0.0: the deleted -0.0 row is
-    back and a visible 0.0 row is gone. The two rows are equal but for the sign of x, and
-    xxhash64 hashes -0.0 like 0.0, so the fingerprint is unchanged and the change is
-    published *with* --verify."""
+    the entry for the x=0.0 file is inert (partition-scoped). REWRITE merged both partitions
+    into one output group and wrote the combined file into x=0.0: the deleted -0.0 row was
+    back and a visible 0.0 row gone. The two rows are equal but for the sign of x, and
+    xxhash64 hashes -0.0 like 0.0, so the fingerprint was unchanged and the change was
+    published even with verification. Partitions are now told apart as Iceberg does, and
+    the fingerprint tells -0.0 from 0.0 (it hashes a zero's text too)."""
     ref = fresh_ref(config, "advzero")
     create(spark, ref, "id BIGINT, x DOUBLE, v STRING", partitioned_by="x")
     # (the x=0.0 file is committed last, so its manifest is listed first and REWRITE takes its partition)
@@ -178,10 +182,11 @@ def test_rewrite_keeps_minus_zero_and_zero_partitions_apart(spark, config: Confi
     ids=["drop", "reorder", "promote"],
 )
 def test_merge_verifies_after_a_schema_change_without_a_snapshot(spark, config: Config, tmp_path: Path, schema_change: str) -> None:
-    """Schema changes commit no snapshot. The parent is then read by time travel with its own
-    (older) schema and the staged snapshot with the current one, and xxhash64 over different
-    columns, column orders or widths never agrees: every verified job fails with "content
-    changed" until a writer commits again, though nothing changed."""
+    """Schema changes commit no snapshot. The parent used to be read by time travel with its
+    own (older) schema and the staged snapshot with the current one, and xxhash64 over
+    different columns, column orders or widths never agreed: every verified job failed with
+    "content changed" until a writer committed again, though nothing changed. Both sides
+    are now projected by field id onto the current schema."""
     ref = fresh_ref(config, "advschema")
     create(spark, ref, "id BIGINT, n INT, b STRING")
     spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, cast(id as int), 'x' FROM range(0, 200)")
@@ -198,7 +203,8 @@ def test_merge_verifies_after_a_schema_change_without_a_snapshot(spark, config: 
 @pytest.mark.parametrize("columns", ["id BIGINT, m MAP<STRING, STRING>", "id BIGINT, `a``b` STRING"], ids=["map-column", "backtick-name"])
 def test_merge_verifies_tables_whatever_their_columns(spark, config: Config, tmp_path: Path, columns: str) -> None:
     """The fingerprint is xxhash64 over every column: Spark refuses it on MAP columns, and a
-    column name with a backtick is not escaped. Every verified job on such a table fails."""
+    column name with a backtick was not escaped, so every verified job on such a table
+    failed. Maps are now hashed as sorted entries and names quoted."""
     ref = fresh_ref(config, "advcols")
     create(spark, ref, columns)
     second = "map('k', cast(id as string))" if "MAP" in columns else "cast(id as string)"

@@ -366,7 +366,7 @@ def test_nothing_to_do_scans_nothing(spark, config: Config, cdc_table: CdcFactor
 
 def test_every_job_runs_on_a_format_3_table(spark, config: Config, capsys: pytest.CaptureFixture[str]) -> None:
     """Issue 12 item 4 was REWRITE saying `noop` on v3 where others refused; now every job
-    handles format 3 (deletion vectors: tests/test_format_v3.py) and says what it did."""
+    handles format 3 (deletion vectors: tests/jobs/test_format_v3.py) and says what it did."""
     ref = fresh_ref(config, "v3")
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
     spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT) USING iceberg TBLPROPERTIES ('format-version'='3', 'write.delete.mode'='merge-on-read')")

@@ -3,7 +3,7 @@ Spark JVM, as a container kill does) at every named point it reaches (`maintenan
 then:
 
 - every process of the group was killed by SIGKILL and none is left
-  (`tests/process_group.py` reaps them and reports how each ended);
+  (`tests/support/process_group.py` reaps them and reports how each ended);
 - the table's content is what it was (a frozen parquet copy, EXCEPT ALL both ways);
 - the killed run's record names the epoch the table (and its snapshot, once published)
   carries, and keeps it once abandoned;
@@ -40,9 +40,9 @@ from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
 from tests.support.file_checks import local, missing_referenced_files, plant
 from tests.support.iceberg_oracle import FrozenRows
+from tests.support.paths import REPO
 
 pytestmark = pytest.mark.faults
-REPO = Path(__file__).resolve().parents[1]
 TTL_S = 3.0
 # Every point each job reaches (where `faults.point`/`faults.watch` is called): all reach the
 # lease and the claim; the Spark writers (CONVERT, REWRITE and the file-group engine of MERGE
@@ -76,7 +76,7 @@ def files_under(root: Path) -> set[Path]:
 
 @dataclasses.dataclass(frozen=True)
 class Killed:
-    """How the job's process group ended (tests/process_group.py's report) and its output."""
+    """How the job's process group ended (tests/support/process_group.py's report) and its output."""
 
     pgid: int
     leader: int | None
@@ -103,7 +103,7 @@ def run_killed(config_path: Path, home: Path, job: str, table: str, point: str, 
     report, output = config_path.parent / "group.json", config_path.parent / "job.log"
     command = [sys.executable, "-m", "maintenance", "--config", str(config_path), job, table, "--verify", "--json", *(ARGS.get(job, []) if args is None else args)]
     with output.open("wb") as out:
-        reaper = subprocess.Popen([sys.executable, "-m", "tests.process_group", str(report), "--", *command], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
+        reaper = subprocess.Popen([sys.executable, "-m", "tests.support.process_group", str(report), "--", *command], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
             reaper.wait(timeout=300)
         finally:

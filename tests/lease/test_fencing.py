@@ -23,10 +23,9 @@ from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.spark.jvm import load_java_table
 from maintenance.state.store import StateStore
 from tests.conftest import STATE_KINDS, CdcFactory, new_state_url
-from tests.fencing_jobs import append_marker_row
 from tests.support.fencing import read_line, resume_paused_holder
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.fencing_jobs import append_marker_row
+from tests.support.paths import REPO
 
 
 def config_for(home: Path, state_url: str, ttl: float, tmp_path: Path) -> tuple[Config, Path]:
@@ -50,7 +49,7 @@ def test_paused_holder_is_fenced_after_takeover(spark, home: Path, tmp_path: Pat
         config, config_path = config_for(home, state_url, ttl=3.0, tmp_path=tmp_path)
         flag = tmp_path / "resume"
         holder_a = subprocess.Popen(
-            [sys.executable, "-m", "tests.fencing_worker", str(config_path), str(ref), str(flag)],
+            [sys.executable, "-m", "tests.support.fencing_worker", str(config_path), str(ref), str(flag)],
             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             env={**os.environ, "ICEMAINT_HOME": str(home)},
         )

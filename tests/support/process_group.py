@@ -3,7 +3,7 @@ of that group ended: the fault tests must see the Spark JVM killed by SIGKILL al
 its Python, not merely gone (a JVM whose Python died exits by itself once its stdin closes,
 running its shutdown hooks: that is a clean exit, not the container kill being simulated).
 
-    python -m tests.process_group REPORT -- COMMAND...
+    python -m tests.support.process_group REPORT -- COMMAND...
 
 This process makes itself a child subreaper (Linux `PR_SET_CHILD_SUBREAPER`), so whatever
 the command leaves orphaned is reparented here, not to init, and its exit status can be read.
@@ -28,7 +28,7 @@ PR_SET_CHILD_SUBREAPER = 36
 
 def main(argv: list[str]) -> int:
     if len(argv) < 3 or argv[1] != "--":
-        print("usage: python -m tests.process_group REPORT -- COMMAND...", file=sys.stderr)
+        print("usage: python -m tests.support.process_group REPORT -- COMMAND...", file=sys.stderr)
         return 2
     report, command = Path(argv[0]), argv[2:]
     libc = ctypes.CDLL(None, use_errno=True)

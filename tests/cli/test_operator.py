@@ -17,8 +17,7 @@ from maintenance.state.store import open_state
 from tests.conftest import CdcFactory
 from tests.support.cli import assert_one_line_error, in_process, json_lines
 from tests.support.file_checks import local, plant
-
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.paths import REPO
 
 
 def test_a_dry_run_changes_nothing_later_planning_reads(capsys: pytest.CaptureFixture[str], spark, config: Config, cdc_table: CdcFactory) -> None:

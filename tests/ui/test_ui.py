@@ -47,11 +47,11 @@ from maintenance.table.health import table_health
 from maintenance.table.reader_cost import reader_cost
 from maintenance.ui.pages import Response, StatusPages
 from maintenance.ui.status import DAEMON_SOURCE, StatusCache
+from maintenance.workload.evaluation import generated_evaluation
 from tests.conftest import CdcFactory
-from tests.support.generated_evaluation import generated_evaluation
+from tests.support.paths import REPO
 
-DOCS = Path(__file__).resolve().parents[1] / "docs"
-REPO = Path(__file__).resolve().parents[1]
+DOCS = REPO / "docs"
 SCRIPT_NAME = "<script>pwned=1</script>"
 MARKUP_ERROR = "<img src=x onerror=\"document.title='pwned'\"> ValidationException: found a new position delete for a replaced data file"
 

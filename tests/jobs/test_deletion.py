@@ -45,9 +45,9 @@ from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, new_state_url
 from tests.support.file_checks import age, local, missing_referenced_files
 from tests.support.iceberg_oracle import FrozenRows
+from tests.support.paths import REPO
 
 pytestmark = pytest.mark.faults
-REPO = Path(__file__).resolve().parents[1]
 PLANTED = 300
 IMPORTED = 40
 

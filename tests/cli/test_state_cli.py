@@ -9,13 +9,14 @@ from maintenance.state.database import make_engine
 from maintenance.state.leases import LeaseStore
 from maintenance.state.runs import RunStore
 from tests.support.cli import assert_one_line_error, run_cli
+from tests.support.paths import REPO
 
 
 def test_db_upgrade_is_idempotent(tmp_path: Path) -> None:
     for _ in range(2):
         proc = run_cli("db", "upgrade", home=tmp_path)
         assert proc.returncode == 0, proc.stderr
-        head = sorted(p.name[:4] for p in (Path(__file__).parent.parent / "migrations" / "versions").glob("[0-9]*.py"))[-1]
+        head = sorted(p.name[:4] for p in (REPO / "migrations" / "versions").glob("[0-9]*.py"))[-1]
         assert f"revision {head} (head {head})" in proc.stdout
     assert (tmp_path / "state.db").exists()
 
