@@ -47,6 +47,8 @@ def _flag(option: OptionSpec) -> click.Option:
     default_text = f" [default: {shown}]" if shown not in (None, (), False) else ""
     names = [option.flag, *([option.iceberg_flag] if option.iceberg_flag else []), option.name]
     if isinstance(option.kind, Flag):
+        if option.default is True:  # on unless turned off: the flag and its `--no-` form
+            return click.Option([f"{option.flag}/--no-{option.flag.removeprefix('--')}", option.name], default=None, help=option.help + " [default: on]")
         return click.Option(names, is_flag=True, default=None, help=option.help)
     metavar = option.metavar or option.kind.name.split()[0].upper()
     alias = f" (Iceberg: {option.iceberg_flag})" if option.iceberg_flag else ""

@@ -3,7 +3,8 @@
 A job makes every effect through its context: `publish` a change (staged, verified, then
 made current when the run verifies), `delete_files` (fenced in time, then the references
 checked when the run verifies), `commit_metadata` (a change that makes no snapshot),
-`discard_unpublished` (files it wrote and will not publish, fenced). The
+`discard_unpublished` (files it wrote and will not publish, fenced), `commit_by_action`
+(one of Iceberg's actions that registers metadata itself, on the fenced table). The
 context records what was done and how it was verified (`verification`, `deleted`); the
 runner keeps only the lease, the run record and the outcome (`jobs/runner.py`).
 """
@@ -127,6 +128,27 @@ class JobContext:
         if before is not None:
             self._verify_references(snapshot_id, before)  # type: ignore[arg-type]
         return done
+
+    def commit_by_action(self, action: Callable[[JavaObject], None], what: str) -> None:
+        """Run one of Iceberg's actions that registers metadata by itself and makes no
+        snapshot (statistics), on the fenced table: its commit passes the fence like any
+        other. When the run verifies, the snapshot current before must read the same live
+        entries afterwards (no data file is read; a writer's later snapshots are no damage)."""
+        self.table.claim()
+        before_table = load_table(self.config, self.ref)
+        snapshot_id = before_table.metadata.current_snapshot_id
+        before = entries_digest(snapshot_files(before_table, snapshot_id)) if self.verify and snapshot_id is not None else None
+        with self.table.commit_errors(what):
+            action(self.table.java)
+        if before is None:
+            return
+        after_table = load_table(self.config, self.ref)
+        self.verification.fingerprint_before = before
+        self.verification.fingerprint_after = entries_digest(snapshot_files(after_table, snapshot_id, cached=False))
+        same = self.verification.fingerprint_after == before
+        self.verification.verified = same and self.verification.verified is not False
+        if not same:
+            raise ContentChangedError(f"content changed: after {what}, snapshot {snapshot_id} no longer reads the live entries it read before")
 
     def discard_unpublished(self, paths: Sequence[str]) -> int:
         """Delete files this run wrote and will not publish (`deletion.discard_unpublished`:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from maintenance.errors import UsageError
 from maintenance.jobs.spec import JobSpec
 
-from maintenance.jobs import compact, convert, expire, manifests, merge, orphans, rewrite  # isort: skip
+from maintenance.jobs import compact, convert, expire, manifests, merge, orphans, rewrite, stats  # isort: skip
 
 JOBS: tuple[JobSpec, ...] = (
     convert.SPEC,
@@ -17,6 +17,7 @@ JOBS: tuple[JobSpec, ...] = (
     merge.SPEC,
     compact.SPEC,
     manifests.SPEC,
+    stats.SPEC,
     expire.SPEC,
     orphans.SPEC,
 )

@@ -29,6 +29,13 @@ def _delete_ratio(h: TableHealth) -> float:
     return (h.position_delete_records + h.equality_delete_records + h.deletion_vector_records) / max(1, h.data_records)
 
 
+def _statistics_stale_ratio(h: TableHealth) -> float:
+    """Rows changed since the newest statistics, as a share of the rows; unbounded without any."""
+    if h.rows_changed_since_statistics is None:
+        return float("inf") if h.current_snapshot_id is not None else 0.0
+    return h.rows_changed_since_statistics / max(1, h.data_records)
+
+
 def _position_files_per_data_file(h: TableHealth) -> float:
     ratios = [p.position_delete_files / max(1, p.data_files) for p in h.partitions if p.position_delete_files]
     return max(ratios, default=0.0)
@@ -56,6 +63,8 @@ MEASURES: dict[str, Measure] = {
         Measure("snapshots", lambda h: h.snapshots),
         Measure("oldest_snapshot_age", lambda h: h.oldest_snapshot_age_s or 0.0, duration=True),
         Measure("metadata_files", lambda h: h.metadata_files),
+        Measure("statistics_stale_ratio", _statistics_stale_ratio,
+                help="rows added or deleted since the newest snapshot with statistics, over the table's rows (unbounded when none has any)"),
     )
 }
 

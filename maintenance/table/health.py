@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from pyiceberg.table import Table
+from pyiceberg.table.metadata import TableMetadata
 
 from maintenance.table.deletes import AppliedDeletes, DeleteIndex
 from maintenance.table.files import Content, SnapshotFiles, TableFile, snapshot_files
@@ -87,6 +88,7 @@ class TableHealth(FileCounters):
     deletion_vector_files: int = 0  # Puffin files holding the deletion vectors
     manifests: int = 0  # data and delete manifests the current snapshot lists
     small_manifests: int = 0  # below 75% of commit.manifest.target-size-bytes
+    rows_changed_since_statistics: int | None = None  # rows added or deleted since the newest snapshot with statistics (None: none has)
     partitions: list[PartitionHealth] = field(default_factory=list)
 
     @property
@@ -117,6 +119,7 @@ def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float
     )
     if table.current_snapshot() is None:
         return health
+    health.rows_changed_since_statistics = rows_changed_since_statistics(metadata)
 
     files = snapshot_files(table)
     small_manifest = SMALL_MANIFEST_SHARE * int(table.properties.get(MANIFEST_TARGET_PROPERTY, DEFAULT_MANIFEST_TARGET))
@@ -124,6 +127,25 @@ def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float
     health.small_manifests = sum(1 for m in files.manifests if m.length < small_manifest)
     count_files(health, files, small_file_bytes)
     return health
+
+
+def rows_changed_since_statistics(metadata: TableMetadata) -> int | None:
+    """Rows added or deleted (snapshot summaries' `added-records` and `deleted-records`) by
+    the current snapshot and its ancestors back to the newest one that has table statistics
+    (not counted), rewrites left out; None when no ancestor has any. What engines' distinct
+    counts have missed."""
+    with_statistics = {s.snapshot_id for s in metadata.statistics}
+    changed = 0
+    snapshot = metadata.snapshot_by_id(metadata.current_snapshot_id) if metadata.current_snapshot_id is not None else None
+    while snapshot is not None:
+        if snapshot.snapshot_id in with_statistics:
+            return changed
+        summary = snapshot.summary
+        if summary is not None and summary.operation.value != "replace":  # a rewrite (compaction) keeps the rows
+            counts = summary.additional_properties
+            changed += int(counts.get("added-records", 0)) + int(counts.get("deleted-records", 0))
+        snapshot = metadata.snapshot_by_id(snapshot.parent_snapshot_id) if snapshot.parent_snapshot_id is not None else None
+    return None
 
 
 def count_files(health: TableHealth, files: SnapshotFiles, small_file_bytes: int) -> None:

@@ -31,11 +31,16 @@ def test_a_config_file_that_is_not_utf8(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("text", "key"), [
+    ("catalogs: [\n", "icemaint.yaml:2"),
+    ("catalogs:\n  x:\n    type: oracle\n", "type must be one of"),
+    ("spark:\n  mastr: local\n", "unknown key 'mastr'"),
+    ("catalogs:\n  x:\n    type: rest\n    uri: ${ICEMAINT_TEST_UNSET_VARIABLE}\n", "ICEMAINT_TEST_UNSET_VARIABLE is not set"),
+    ("- just\n- a list\n", "must be a mapping"),
     ("home: [/var/lib/icemaint]\n", "home must be a string, not a list"),
     ("state:\n  url: postgresql://icemaint:pw@db:port/icemaint\n", "state.url is not a valid URL: its port is not a number"),
     ("catalogs:\n  lake:\n    type: rest\n    uri: https://catalog.example.com:8x81/api\n", "catalogs.lake.uri is not a valid URL"),
 ])
-def test_a_wrongly_typed_setting_names_its_key(tmp_path: Path, text: str, key: str) -> None:
+def test_a_broken_or_wrongly_typed_config_exits_2_naming_what_is_wrong(tmp_path: Path, text: str, key: str) -> None:
     config = tmp_path / "icemaint.yaml"
     config.write_text(text)
     assert_one_line_error(run_cli("--config", str(config), "plan", home=tmp_path), 2, key)

@@ -11,6 +11,8 @@ from maintenance.catalogs import TableRef
 from maintenance.config import REPO_POLICIES
 from maintenance.policy.loader import PolicyError, load_policies, load_policy_file
 from maintenance.policy.resolve import policy_for
+from maintenance.policy.triggers import fired
+from maintenance.table.health import TableHealth
 
 REF = TableRef("local", ("cdc_orders",), "orders")
 
@@ -139,3 +141,15 @@ def test_a_table_property_is_read_as_its_text_not_as_yaml(tmp_path: Path) -> Non
         with pytest.raises(PolicyError) as error:
             policy_for(REF, {f"icemaint.{key}": text}, policies)
         assert str(error.value).startswith(f"table {REF}: icemaint.{key}: ") and needle in str(error.value), str(error.value)
+
+
+def test_a_policy_runs_stats_once_enough_rows_changed_since_the_last_statistics(tmp_path: Path) -> None:
+    (tmp_path / "stats.yaml").write_text("name: stats\npriority: 5\nselect:\n  tables: '*'\njobs:\n  stats:\n    when:\n      statistics_stale_ratio: 0.1\n")
+    policy = load_policy_file(tmp_path / "stats.yaml")
+    triggers = policy.jobs["stats"].triggers
+    never = TableHealth(table="t", current_snapshot_id=1, data_records=1000)  # no snapshot has statistics
+    assert fired(triggers, never) == ["statistics_stale_ratio inf >= 0.1"]
+    assert fired(triggers, TableHealth(table="t", current_snapshot_id=1, data_records=1000, rows_changed_since_statistics=99)) == []
+    assert fired(triggers, TableHealth(table="t", current_snapshot_id=1, data_records=1000, rows_changed_since_statistics=100)) == [
+        "statistics_stale_ratio 0.1 >= 0.1"]
+    assert fired(triggers, TableHealth(table="t")) == []  # an empty table has nothing to describe
