@@ -1,14 +1,19 @@
-"""`icemaint workload cdc`: generate a table the way streaming CDC sinks write it."""
+"""`icemaint workload cdc`: generate a table the way streaming CDC sinks write it;
+`icemaint workload fleet`: many small tables at once, without Spark."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import click
 
 from maintenance.cli.actions import generate_cdc
 from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_fields, emit_json
-from maintenance.cli.progress import wanted
+from maintenance.cli.progress import progress_display, wanted
+from maintenance.errors import UsageError
 from maintenance.workload.cdc import CdcOptions
+from maintenance.workload.fleet import FleetOptions, FleetResult, make_fleet
 from maintenance.workload.shape import KEYS, PARTITIONINGS, TableShape
 
 MAX_ROWS = 20_000_000  # the generator models every live row in memory (a few hundred bytes each)
@@ -42,3 +47,36 @@ def register(cli: click.Group) -> None:
                              format_version=int(format_version))
         result = generate_cdc(app, table, options, show_progress=wanted(as_json))
         emit_json(result.to_json()) if as_json else emit_fields(f"cdc workload on {result.table}", result.to_json())
+
+    @workload.command()
+    @click.option("--tables", type=click.IntRange(min=1, max=1_000_000), required=True, help="How many tables (existing ones are kept as they are).")
+    @click.option("--namespace", default="fleet", show_default=True, help="Their namespace, in the default catalog (or catalog.namespace).")
+    @click.option("--prefix", default="t", show_default=True, help="Table names: the prefix and a zero-padded number.")
+    @click.option("--commits", type=click.IntRange(min=1), default=3, show_default=True, help="Appends per table (one snapshot each).")
+    @click.option("--rows", type=click.IntRange(min=1), default=100, show_default=True, help="Rows per append.")
+    @click.option("--partitions", type=click.IntRange(min=1), default=2, show_default=True, help="Partitions per table (identity on region).")
+    @click.option("--seed", type=int, default=7, show_default=True)
+    @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @pass_app
+    def fleet(app: AppContext, tables: int, namespace: str, prefix: str, commits: int, rows: int, partitions: int, seed: int, as_json: bool) -> None:
+        """Create many small tables at once (pyiceberg only: no Spark job per table), for fleet-scale planning."""
+        result = generate_fleet(app, namespace, FleetOptions(tables=tables, prefix=prefix, commits=commits, rows=rows, partitions=partitions, seed=seed),
+                                show_progress=wanted(as_json))
+        emit_json(result.to_json()) if as_json else emit_fields(f"fleet of {tables:,} tables in {result.catalog}.{result.namespace}", result.to_json())
+
+
+def generate_fleet(app: AppContext, namespace: str, options: FleetOptions, *, show_progress: bool = False) -> FleetResult:
+    """The fleet in `namespace`: `ns` in the default catalog, or `catalog.ns`."""
+    from maintenance.catalogs import get_catalog
+
+    parts = namespace.strip().split(".")
+    if any(not part for part in parts):
+        raise UsageError(f"namespace '{namespace}' must be ns or catalog.ns")
+    catalog_name = app.config.default_catalog
+    if len(parts) > 1:
+        app.config.catalog(parts[0])  # an unknown catalog is a usage error
+        catalog_name, parts = parts[0], parts[1:]
+    options = dataclasses.replace(options, namespace=".".join(parts))
+    with progress_display(f"workload fleet {catalog_name}.{options.namespace}", enabled=show_progress) as progress:
+        return make_fleet(get_catalog(app.config, catalog_name), catalog_name, options,
+                          lambda done, total: progress("creating", tables_done=done, tables=total))
