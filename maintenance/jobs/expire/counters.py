@@ -12,5 +12,7 @@ COUNTERS: dict[str, str] = {
     "manifest_lists_unreferenced": "manifest lists of expired snapshots",
     "statistics_files_unreferenced": "statistics files of expired snapshots",
     "metadata_files_unreferenced": "metadata.json versions older than every listed one",
+    "specs_removed": "partition specs no retained snapshot used, removed (clean_expired_metadata)",
+    "schemas_removed": "schemas no retained snapshot used, removed (clean_expired_metadata)",
     "files_outside_location_kept": "unreferenced files outside the table location, left alone",
 }

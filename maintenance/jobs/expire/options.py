@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from maintenance.jobs.options import DURATION, INTEGER_AT_LEAST_1, STRINGS, option
+from maintenance.jobs.options import DURATION, FLAG, INTEGER_AT_LEAST_1, STRINGS, option
 
 DEFAULT_CHECKPOINT_KEYS = ("flink.max-committed-checkpoint-id",)
 
@@ -25,6 +25,11 @@ class ExpireOptions:
         (), STRINGS, "Snapshot summary keys marking a writer's resume point; the newest carrier and its chain are kept "
         "(flink.max-committed-checkpoint-id always is).",
         policy_key="retention.checkpoint_keys", flag="--checkpoint-key", repeatable=True, metavar="KEY",
+    )
+
+    clean_expired_metadata: bool = option(
+        False, FLAG, "Also remove the partition specs and schemas no retained snapshot uses (never the current ones), as Iceberg's "
+        "expire_snapshots(clean_expired_metadata) does.", iceberg="clean-expired-metadata",
     )
 
     @property

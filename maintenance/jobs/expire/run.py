@@ -12,6 +12,8 @@ nothing outside the table location is deleted.
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -30,6 +32,10 @@ from maintenance.spark.jvm import JavaObject, java_long, jvm
 from maintenance.table.health import TableHealth
 from maintenance.table.references import NewestReferences
 
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
+    from pyspark.sql import SparkSession
+
 log = structlog.get_logger(__name__)
 PLAN_ATTEMPTS = 3
 
@@ -44,8 +50,9 @@ def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
         if not plan.snapshot_ids and not plan.refs_to_remove:
             ctx.table.claim()  # nothing to remove from the metadata: claim first, so the cleanup counts the claim's version
             break
+        unused = unused_metadata(before, plan) if plan.options.clean_expired_metadata else None
         try:
-            ctx.commit_metadata(lambda base, plan=plan: _without_expired(ctx, base, plan), "expire snapshots")
+            ctx.commit_metadata(lambda base, plan=plan, unused=unused: _without_expired(ctx, base, plan, unused), "expire snapshots")
             break
         except ConflictError as exc:
             if attempt == PLAN_ATTEMPTS:
@@ -68,6 +75,8 @@ def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
             "snapshots_left_behind": len(earlier),
             "refs_removed": len(plan.refs_to_remove),
             "snapshots_retained": len(after.metadata.snapshots),
+            **({"specs_removed": len(before.metadata.partition_specs) - len(after.metadata.partition_specs),
+                "schemas_removed": len(before.metadata.schemas) - len(after.metadata.schemas)} if plan.options.clean_expired_metadata else {}),
             **deletable.counters(),
         },
         effect=f"expired {len(expired) + len(earlier):,} snapshot(s) in metadata {after.metadata_location.rsplit('/', 1)[-1]}; "
@@ -100,8 +109,49 @@ def _moved_forward(base: JavaObject, now: int, planned: int) -> bool:
     return now == planned
 
 
-def _without_expired(ctx: JobContext, base: JavaObject, plan: ExpiryPlan) -> JavaObject:
-    """The table metadata without the planned snapshots and refs, built on `base`."""
+@dataclass(frozen=True)
+class UnusedMetadata:
+    """What `clean_expired_metadata` may remove, from the planning metadata: the specs that no
+    retained snapshot's manifests are written in, out of the specs known then."""
+
+    known_specs: frozenset[int]
+    used_specs: frozenset[int]
+
+
+def unused_metadata(table: Table, plan: ExpiryPlan) -> UnusedMetadata:
+    """Every retained snapshot's manifests (read from their manifest lists): the specs they
+    use. A snapshot a writer adds later lists the manifests of the snapshot it builds on
+    (retained, so counted) plus new ones in the default spec, which is never removed."""
+    expired = set(plan.snapshot_ids)
+    used = {manifest.partition_spec_id for snapshot in table.metadata.snapshots if snapshot.snapshot_id not in expired
+            for manifest in snapshot.manifests(table.io)}
+    return UnusedMetadata(frozenset(spec.spec_id for spec in table.metadata.partition_specs), frozenset(used))
+
+
+def _without_unused(spark: SparkSession, base: JavaObject, builder: JavaObject, unused: UnusedMetadata, expired: set[int]) -> None:
+    """Remove from `builder` the specs `unused` found unused and the schemas no snapshot left
+    in `base` was written with, never the default spec or the current schema (Iceberg's own
+    `MetadataUpdate`s apply them)."""
+    default_spec, current_schema = int(base.defaultSpecId()), int(base.currentSchemaId())
+    specs = jvm(spark).java.util.HashSet()
+    for spec in base.specs():
+        spec_id = int(spec.specId())
+        if spec_id in unused.known_specs and spec_id not in unused.used_specs and spec_id != default_spec:
+            specs.add(spec_id)
+    used_schemas = {int(s.schemaId()) for s in base.snapshots() if int(s.snapshotId()) not in expired and s.schemaId() is not None}
+    schemas = jvm(spark).java.util.HashSet()
+    for schema in base.schemas():
+        schema_id = int(schema.schemaId())
+        if schema_id != current_schema and schema_id not in used_schemas:
+            schemas.add(schema_id)
+    updates = jvm(spark).org.apache.iceberg
+    getattr(updates, "MetadataUpdate$RemovePartitionSpecs")(specs).applyTo(builder)
+    getattr(updates, "MetadataUpdate$RemoveSchemas")(schemas).applyTo(builder)
+
+
+def _without_expired(ctx: JobContext, base: JavaObject, plan: ExpiryPlan, unused: UnusedMetadata | None = None) -> JavaObject:
+    """The table metadata without the planned snapshots and refs (and, when asked, the
+    specs and schemas they alone used), built on `base`."""
     refs = {str(name): int(base.ref(name).snapshotId()) for name in base.refs().keySet()}
     if set(refs) != set(plan.refs) or not all(_moved_forward(base, refs[name], planned) for name, planned in plan.refs.items()):
         raise ConflictError("the table's branches or tags changed since planning")
@@ -116,4 +166,7 @@ def _without_expired(ctx: JobContext, base: JavaObject, plan: ExpiryPlan) -> Jav
     for snapshot_id in plan.snapshot_ids:
         if base.snapshot(java_long(spark, snapshot_id)) is not None:
             ids.add(java_long(spark, snapshot_id))
-    return builder.removeSnapshots(ids).build()
+    builder = builder.removeSnapshots(ids)
+    if unused is not None:
+        _without_unused(spark, base, builder, unused, set(plan.snapshot_ids))
+    return builder.build()

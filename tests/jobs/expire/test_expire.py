@@ -14,10 +14,12 @@ from maintenance.jobs.runner import run_job
 from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.workload.cdc import CdcOptions, run_cdc_workload
 from maintenance.workload.shape import TableShape
-from tests.conftest import CdcFactory
+from tests.conftest import CdcFactory, fresh_ref
 from tests.support.cli import in_process
 from tests.support.file_checks import local, missing_referenced_files
 from tests.support.helpers import DeleteLiveFileAt, model_rows, spark_rows
+from tests.support.iceberg_oracle import FrozenRows
+from tests.support.tables import create
 
 AGGRESSIVE = ExpireOptions(max_snapshot_age=0, min_snapshots_to_keep=1)
 CHECKPOINT_KEY = "flink.max-committed-checkpoint-id"
@@ -170,3 +172,33 @@ def test_a_needed_file_missing_after_the_deletions_fails_the_run(spark, config: 
     assert error.startswith("content changed") and "1 referenced files missing" in error, error
     assert remove.deleted.rsplit("/", 1)[-1] in error
     assert result.counters["snapshots_expired"] == 2  # the expiry itself was done
+
+
+def test_expire_cleans_the_specs_and_schemas_only_expired_snapshots_used(spark, config: Config, tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A Spark-written table that gained a partition field and a column, whose old-spec files
+    are all gone by the current snapshot: with clean_expired_metadata the old spec and schema
+    go with the snapshots that used them, the rows stay; without it, they stay."""
+    ref = fresh_ref(config, "expire_clean")
+    create(spark, ref, "id BIGINT, region INT, v STRING")
+    spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, cast(id % 3 as int), 'a' FROM range(0, 100)")
+    spark.sql(f"ALTER TABLE {ref.spark_name} ADD PARTITION FIELD region")
+    spark.sql(f"ALTER TABLE {ref.spark_name} ADD COLUMN w STRING")
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE true")  # every old-spec file removed
+    for start in (100, 200):
+        spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, cast(id % 3 as int), 'b', 'w' FROM range({start}, {start + 100})")
+    before = load_table(config, ref).metadata
+    assert (len(before.partition_specs), len(before.schemas)) == (2, 2)
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+
+    code, out, _ = in_process(capsys, "expire", str(ref), "--older-than", "0s", "--retain-last", "2", "--json")
+    assert code == 0 and "specs_removed" not in json.loads(out), out
+    assert (len(load_table(config, ref).metadata.partition_specs), len(load_table(config, ref).metadata.schemas)) == (2, 2)
+
+    code, out, _ = in_process(capsys, "expire", str(ref), "--older-than", "0s", "--retain-last", "1", "--clean-expired-metadata", "--json")
+
+    result = json.loads(out)
+    assert code == 0 and result["status"] == COMMITTED and (result["specs_removed"], result["schemas_removed"]) == (1, 1), out
+    after = load_table(config, ref).metadata
+    assert [s.spec_id for s in after.partition_specs] == [after.default_spec_id]
+    assert [s.schema_id for s in after.schemas] == [after.current_schema_id]
+    frozen.assert_same()
