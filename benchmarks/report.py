@@ -37,6 +37,7 @@ FULL = {
     "daemon_memory": ["--samples", "5"],
     "lease_throughput": ["--clients", "8", "--seconds", "10"],
     "ui": ["--tables", "1000", "--repeat", "20", "--table-runs", "100"],
+    "fleet": ["--tables", "10000"],
 }
 SCRIPTS = {"compaction_v3": "compaction"}  # entries run by another entry's script, with their own sizes
 QUICK = {
@@ -51,6 +52,7 @@ QUICK = {
     "daemon_memory": ["--samples", "1"],
     "lease_throughput": ["--clients", "2", "--seconds", "2"],
     "ui": ["--tables", "200", "--repeat", "3", "--table-runs", "30"],
+    "fleet": ["--tables", "50"],
 }
 
 
@@ -175,7 +177,22 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
         [[s["scenario"], f"{s['cycles_per_s']:.0f}", f"{s['refused_per_s']:.0f}", f"{s['p50_ms']:.1f}", f"{s['p99_ms']:.1f}"] for s in lt["scenarios"]],
     )
     lines += ui_section(results["ui"], plan["ui"])
+    lines += fleet_section(results["fleet"], plan["fleet"])
     return "\n".join(lines) + "\n"
+
+
+def fleet_section(f: dict, options: list[str]) -> list[str]:
+    """One evaluation of a whole fleet, as the daemon makes it every cycle today."""
+    return section(
+        "fleet",
+        f"{f['tables']:,} small tables made by `icemaint workload fleet` (pyiceberg appends, no Spark: 3 commits of 100 rows in 2 partitions each; "
+        f"made in {f['generate_s']:.0f} s), then two full evaluations in a row in a fresh process that never starts a JVM "
+        f"(`benchmarks/fleet.py {' '.join(options)}`; JVM started: {f['jvm_started']}). Every evaluation reads every table's metadata and "
+        "manifests again: the second costs what the first did.",
+        ["what", "value"],
+        [["first evaluation", f"{f['first_s']:.1f} s ({f['first_ms_per_table']:.1f} ms a table)"], ["second evaluation", f"{f['second_s']:.1f} s"],
+         ["jobs due", f"{f['due']:,}"], ["peak RSS of the process", f"{f['peak_rss_mib']:.0f} MiB"]],
+    )
 
 
 def ui_section(u: dict, options: list[str]) -> list[str]:
