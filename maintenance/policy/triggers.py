@@ -30,9 +30,8 @@ def _delete_ratio(h: TableHealth) -> float:
 
 
 def _statistics_stale_ratio(h: TableHealth) -> float:
-    """Rows changed since the newest statistics, as a share of the rows; unbounded without any."""
-    if h.rows_changed_since_statistics is None:
-        return float("inf") if h.current_snapshot_id is not None else 0.0
+    """Rows changed since the newest statistics (since the first snapshot when there are
+    none), as a share of the table's rows."""
     return h.rows_changed_since_statistics / max(1, h.data_records)
 
 
@@ -64,7 +63,7 @@ MEASURES: dict[str, Measure] = {
         Measure("oldest_snapshot_age", lambda h: h.oldest_snapshot_age_s or 0.0, duration=True),
         Measure("metadata_files", lambda h: h.metadata_files),
         Measure("statistics_stale_ratio", _statistics_stale_ratio,
-                help="rows added or deleted since the newest snapshot with statistics, over the table's rows (unbounded when none has any)"),
+                help="rows added or deleted since the newest snapshot with statistics (or since the first snapshot), over the table's rows"),
     )
 }
 

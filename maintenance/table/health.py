@@ -88,7 +88,7 @@ class TableHealth(FileCounters):
     deletion_vector_files: int = 0  # Puffin files holding the deletion vectors
     manifests: int = 0  # data and delete manifests the current snapshot lists
     small_manifests: int = 0  # below 75% of commit.manifest.target-size-bytes
-    rows_changed_since_statistics: int | None = None  # rows added or deleted since the newest snapshot with statistics (None: none has)
+    rows_changed_since_statistics: int = 0  # rows added or deleted since the newest snapshot with statistics (or since the first snapshot)
     partitions: list[PartitionHealth] = field(default_factory=list)
 
     @property
@@ -129,23 +129,21 @@ def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float
     return health
 
 
-def rows_changed_since_statistics(metadata: TableMetadata) -> int | None:
+def rows_changed_since_statistics(metadata: TableMetadata) -> int:
     """Rows added or deleted (snapshot summaries' `added-records` and `deleted-records`) by
     the current snapshot and its ancestors back to the newest one that has table statistics
-    (not counted), rewrites left out; None when no ancestor has any. What engines' distinct
-    counts have missed."""
+    (not counted), or back to the table's first snapshot when none has; rewrites left out.
+    What engines' distinct counts have missed."""
     with_statistics = {s.snapshot_id for s in metadata.statistics}
     changed = 0
     snapshot = metadata.snapshot_by_id(metadata.current_snapshot_id) if metadata.current_snapshot_id is not None else None
-    while snapshot is not None:
-        if snapshot.snapshot_id in with_statistics:
-            return changed
+    while snapshot is not None and snapshot.snapshot_id not in with_statistics:
         summary = snapshot.summary
         if summary is not None and summary.operation.value != "replace":  # a rewrite (compaction) keeps the rows
             counts = summary.additional_properties
             changed += int(counts.get("added-records", 0)) + int(counts.get("deleted-records", 0))
         snapshot = metadata.snapshot_by_id(snapshot.parent_snapshot_id) if snapshot.parent_snapshot_id is not None else None
-    return None
+    return changed
 
 
 def count_files(health: TableHealth, files: SnapshotFiles, small_file_bytes: int) -> None:

@@ -147,8 +147,8 @@ def test_a_policy_runs_stats_once_enough_rows_changed_since_the_last_statistics(
     (tmp_path / "stats.yaml").write_text("name: stats\npriority: 5\nselect:\n  tables: '*'\njobs:\n  stats:\n    when:\n      statistics_stale_ratio: 0.1\n")
     policy = load_policy_file(tmp_path / "stats.yaml")
     triggers = policy.jobs["stats"].triggers
-    never = TableHealth(table="t", current_snapshot_id=1, data_records=1000)  # no snapshot has statistics
-    assert fired(triggers, never) == ["statistics_stale_ratio inf >= 0.1"]
+    never = TableHealth(table="t", current_snapshot_id=1, data_records=1000, rows_changed_since_statistics=1200)  # every row since the start
+    assert fired(triggers, never) == ["statistics_stale_ratio 1.2 >= 0.1"]
     assert fired(triggers, TableHealth(table="t", current_snapshot_id=1, data_records=1000, rows_changed_since_statistics=99)) == []
     assert fired(triggers, TableHealth(table="t", current_snapshot_id=1, data_records=1000, rows_changed_since_statistics=100)) == [
         "statistics_stale_ratio 0.1 >= 0.1"]
