@@ -148,11 +148,13 @@ def test_small_partitions_are_combined_into_one_job_and_large_ones_stay_alone() 
     assert [len(g.partitions) for g in plan_groups(few, 1, {}, target_size=100, max_concurrent_groups=2)] == [4]
 
 
-@pytest.mark.parametrize(("output", "files", "last_share"), [(50, 1, 1.0), (110, 1, 1.0), (130, 2, 0.3), (150, 2, 0.5), (185, 2, 1.0), (199, 2, 1.0),
-                                                             (220, 2, 1.0), (250, 3, 0.5), (275, 3, 1.0), (450, 5, 1.0), (1010, 10, 1.0), (1040, 10, 1.0)])
+@pytest.mark.parametrize(("output", "files", "last_share"), [(50, 1, 1.0), (110, 1, 1.0), (130, 1, 1.0), (149, 1, 1.0), (150, 2, 0.5), (185, 2, 1.0),
+                                                             (199, 2, 1.0), (220, 2, 1.0), (230, 2, 1.3), (250, 3, 0.5), (275, 3, 1.0), (340, 3, 1.4),
+                                                             (450, 5, 1.0), (1010, 10, 1.0), (1040, 10, 1.0)])
 def test_output_files_are_within_a_tenth_of_the_target_but_the_last(output: int, files: int, last_share: float) -> None:
     """Even files where a count keeps them within 10% of the target; otherwise full files and
-    a smaller last one (never two of 0.75 targets, which the next COMPACT would rewrite)."""
+    a last one with the rest, which joins the last full file when under half a target (never
+    two of 0.75 targets, which the next COMPACT would rewrite)."""
     layout = output_layout(output, 100)
     assert (layout.files, round(layout.last_share, 6)) == (files, last_share)
     sizes = [output * share for share in layout.shares()]

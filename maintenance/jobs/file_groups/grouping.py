@@ -17,9 +17,12 @@ that many even files: each read split takes about the group's bytes divided by t
 and becomes exactly one file (the writer does not roll over within a split), and where
 whole files are too big to share out evenly, rows are dealt out by a shuffle instead.
 Between (1.1 to 1.8 targets, 2.2 to 2.7, 3.3 to 3.6, 4.4 to 4.5), no even count can: the
-group writes full files of the target and one smaller last file, its rows cut by row count
-(`writer`). Two even files of 0.75 targets would be the worst choice: both below COMPACT's
-`min_file_size_ratio`, together above the target, so the next run would rewrite them again.
+group writes full files of the target and a last one with the rest, its rows cut by row
+count (`writer`); a rest under half a target joins the last file (up to 1.5 targets)
+rather than make a small file of its own. Either way the next COMPACT finds nothing: no
+file above `max_file_size_ratio` (1.8), at most one below the target. Two even files of
+0.75 targets, the old choice at 1.5, were the worst: both below COMPACT's
+`min_file_size_ratio`, together above the target, so the next run rewrote them again.
 Input bytes shrink by the rows deletes remove, so the estimate of the output scales the
 input by the live fraction of its rows.
 
@@ -49,6 +52,7 @@ from maintenance.table.files import Content, PartitionKey, SnapshotFiles, TableF
 from maintenance.table.targets import PAGE_ROW_LIMIT_DEFAULT
 
 SIZE_TOLERANCE = 0.1  # written files are within this share of the target, but a partition's last
+LAST_FILE_JOINS = 0.5  # a rest below this share of the target joins the last full file instead of making a file of its own
 MAX_OUTPUT_FACTOR = 1.4  # the writer rolls over only past this multiple of the target
 COMBINED_TARGETS = 4  # small partitions are combined into groups of up to this many target sizes of input
 SMALL_FILE_SHRINK = 0.25  # the least share of their bytes small files' rows may take once written together (measured: 0.26)
@@ -113,15 +117,16 @@ def writer_measures(files: Sequence[TableFile], target: int, page_row_limit: int
 
 @dataclass(frozen=True)
 class OutputLayout:
-    """The files a group's rows become: `files` even files, or, when `last_share` < 1,
-    `files - 1` files of the target and a last one of `last_share` of the target."""
+    """The files a group's rows become: `files` even files, or `files - 1` files of the
+    target and a last one of `last_share` of the target (below 1: the rest; above: a full
+    file and a rest under `LAST_FILE_JOINS`)."""
 
     files: int
     last_share: float = 1.0
 
     @property
     def even(self) -> bool:
-        return self.last_share >= 1.0
+        return self.files == 1 or self.last_share == 1.0
 
     def shares(self) -> list[float]:
         """Each file's share of the rows, in order."""
@@ -141,7 +146,10 @@ def output_layout(output_bytes: float, target: int) -> OutputLayout:
         return OutputLayout(low)
     if output_bytes / high >= target * (1 - SIZE_TOLERANCE):
         return OutputLayout(high)
-    return OutputLayout(high, (output_bytes - low * target) / target)
+    rest = (output_bytes - low * target) / target
+    if rest < LAST_FILE_JOINS:
+        return OutputLayout(low, 1 + rest) if low > 1 else OutputLayout(1)
+    return OutputLayout(high, rest)
 
 
 def expected_files(output_bytes: float, target: int) -> int:

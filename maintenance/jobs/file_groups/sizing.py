@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 
-from maintenance.jobs.file_groups.grouping import SIZE_TOLERANCE, FileGroup
+from maintenance.jobs.file_groups.grouping import LAST_FILE_JOINS, SIZE_TOLERANCE, FileGroup
 
 
 class OutputSizing:
@@ -56,8 +56,9 @@ def checked(group: FileGroup) -> bool:
 
 
 def fits(sizes: list[int], target: int) -> bool:
-    """Every file within `SIZE_TOLERANCE` of the target, but the smallest, which takes the
-    rest of a partition and is at most a full file."""
-    ordered = sorted(sizes)
-    high = target * (1 + SIZE_TOLERANCE)
-    return ordered[0] <= high and all(target * (1 - SIZE_TOLERANCE) <= size <= high for size in ordered[1:])
+    """Every file within `SIZE_TOLERANCE` of the target but one, the partition's last, which
+    takes the rest: at most a full file and a rest under `LAST_FILE_JOINS` (with the same
+    tolerance)."""
+    low, high = target * (1 - SIZE_TOLERANCE), target * (1 + SIZE_TOLERANCE)
+    others = [size for size in sizes if not low <= size <= high]
+    return len(others) <= 1 and all(size <= (1 + LAST_FILE_JOINS) * high for size in others)

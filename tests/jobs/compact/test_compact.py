@@ -250,8 +250,8 @@ def test_output_files_are_within_a_tenth_of_the_target_and_a_second_run_is_a_noo
                                                                                   rows: str) -> None:
     """A Spark-written table with a 256 KiB target, 30 appends of small files into two
     partitions (1.8 to 2.4 targets each once compacted, where no even count of files but two
-    or three fits): every file COMPACT writes, but each partition's last, is within 10% of
-    the target, and the same COMPACT again is a noop. The rows' written size is neither
+    or three fits): every file COMPACT writes, but the one of each partition that takes the
+    rest, is within 10% of the target, and the same COMPACT again is a noop. The rows' written size is neither
     what their small input files take (measured 0.73 to 0.98 of it) nor what the Parquet
     writer measures before a file closes at such a target (it counts a page it still
     buffers, uncompressed): a group that misses is written again at its rows' size."""
@@ -279,7 +279,8 @@ def test_output_files_are_within_a_tenth_of_the_target_and_a_second_run_is_a_noo
         after.setdefault(str(f.partition), []).append(f.file_size_in_bytes)
     assert len(after) == 2, after
     for sizes in after.values():
-        assert len(sizes) >= 2 and all(0.9 * target <= size <= 1.1 * target for size in sorted(sizes)[1:]), after
+        others = [size for size in sizes if not 0.9 * target <= size <= 1.1 * target]
+        assert len(sizes) >= 2 and len(others) <= 1 and all(size <= 1.65 * target for size in others), after  # one file takes the rest
     table = load_table(config, ref)
     written = {str(path) for path in Path(local(table.location())).joinpath("data").rglob("*.parquet")}
     assert written == {local(path).as_posix() for path in referenced_by_snapshots(table) if path.endswith(".parquet")}  # nothing discarded left behind
