@@ -33,13 +33,15 @@ FULL = {
     "manifests": ["--commits", "1000", "--rows", "200000", "--repeat", "3"],
     "verification": ["--rows", "2000000", "--commits", "40", "--partitions", "64", "--job-repeat", "3"],
     "orphans": ["--files", "10000", "--repeat", "3"],
+    "orphans_1m": ["--orphans", "1000000", "--live", "100000", "--stock"],
+    "orphans_10m": ["--orphans", "10000000", "--live", "100000"],
     "planning": ["--tables", "200", "--repeat", "3"],
     "daemon_memory": ["--samples", "5"],
     "lease_throughput": ["--clients", "8", "--seconds", "10"],
     "ui": ["--tables", "1000", "--repeat", "20", "--table-runs", "100"],
     "fleet": ["--tables", "10000"],
 }
-SCRIPTS = {"compaction_v3": "compaction"}  # entries run by another entry's script, with their own sizes
+SCRIPTS = {"compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale"}  # entries run by another entry's script, with their own sizes
 QUICK = {
     "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1", "--job-repeat", "2"],
     "compaction_v3": ["--sizes", "20000:10:bucket:3", "--repeat", "1", "--job-repeat", "1"],
@@ -48,6 +50,8 @@ QUICK = {
     "manifests": ["--commits", "20", "--rows", "2000", "--repeat", "1"],
     "verification": ["--rows", "20000", "--commits", "5", "--partitions", "8", "--job-repeat", "1"],
     "orphans": ["--files", "400", "--repeat", "1"],
+    "orphans_1m": ["--orphans", "3000", "--live", "500", "--stock"],
+    "orphans_10m": ["--orphans", "5000", "--live", "500"],
     "planning": ["--tables", "5", "--repeat", "1"],
     "daemon_memory": ["--samples", "1"],
     "lease_throughput": ["--clients", "2", "--seconds", "2"],
@@ -155,6 +159,8 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
         listing = f"{r['listing_s']:.2f}" if r["listing_s"] is not None else "n/a"
         lines.append(f"| {r['contender']} | {r['files']:,} | {listing} | {r['total_s']:.2f} | {r['total_s'] / ice['total_s']:.1f} | {r['deleted']:,} |")
 
+    lines += orphans_scale_section(results["orphans_1m"], results["orphans_10m"], plan["orphans_1m"], plan["orphans_10m"])
+
     p, d, lt = results["planning"], results["daemon_memory"], results["lease_throughput"]
     lines += section(
         "Planning without Spark",
@@ -179,6 +185,30 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     lines += ui_section(results["ui"], plan["ui"])
     lines += fleet_section(results["fleet"], plan["fleet"])
     return "\n".join(lines) + "\n"
+
+
+def orphans_scale_section(one: dict, ten: dict, one_options: list[str], ten_options: list[str]) -> list[str]:
+    """ORPHANS at a million and ten million files: time, the process tree's peak memory, and
+    exactly the planted orphans gone."""
+    ice = next(r for r in one["contenders"] if r["contender"].startswith("icemaint"))
+    rows = []
+    for result in (one, ten):
+        for r in result["contenders"]:
+            rows.append([r["contender"], f"{result['orphans']:,} + {result['live']:,} live", f"{r['seconds']:.1f}",
+                         f"{r['seconds'] / ice['seconds']:.2f}" if result is one else "", f"{r['listing_s']:.1f}" if r["listing_s"] is not None else "n/a",
+                         f"{r['deleted']:,}", f"{r['orphans_left']:,}", f"{r['referenced_missing']:,}", f"{r['peak_rss_mib']:.0f}", str(r["processes_below"])])
+    return section(
+        "Orphan cleanup at millions of files",
+        "Empty files, dated 10 days back, 1,000 a folder; the table is metadata-only (pyiceberg appends of data-file entries pointing at empty "
+        "files, in 10 commits), so nothing is read but metadata and the listing. icemaint runs as `icemaint orphans --older-than 1d` in its own "
+        "process, verifying; its peak memory is that process's peak resident set (`wait4`) or the sampled sum over its process tree, whichever is "
+        "larger (processes below it: a JVM would show). Stock `remove_orphan_files` runs in the bench's Spark session on an identical table; its "
+        "peak is the sum of the peak resident sets of the bench's Python and JVM. After each run every retained snapshot's files are checked "
+        f"to exist (`benchmarks/orphans_scale.py {' '.join(one_options)}` and `{' '.join(ten_options)}`; one run each).",
+        ["contender", "files", "s", "× icemaint", "listing s", "files deleted", "orphans left", "referenced files missing", "peak RSS MiB",
+         "processes below"],
+        rows,
+    )
 
 
 def fleet_section(f: dict, options: list[str]) -> list[str]:

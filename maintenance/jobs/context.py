@@ -12,7 +12,7 @@ runner keeps only the lease, the run record and the outcome (`jobs/runner.py`).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence, Sized
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -22,6 +22,7 @@ import structlog
 from maintenance import faults
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
+from maintenance.jobs.claim import claim_table
 from maintenance.jobs.deletion import Deleted, FencedDeleter, References, discard_unpublished
 from maintenance.jobs.publish import Change, ContentChangedError, Publisher, Verification
 from maintenance.jobs.spec import PlanInput, Progress, no_progress
@@ -33,7 +34,7 @@ from maintenance.spark.jvm import JavaObject, load_java_table
 from maintenance.spark.session import get_spark, spark_running
 from maintenance.table.change_scope import entries_digest
 from maintenance.table.files import snapshot_files
-from maintenance.table.references import missing_files
+from maintenance.table.references import manifest_list_digest, missing_files
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -106,24 +107,37 @@ class JobContext:
         """Commit a change of the metadata that makes no snapshot (EXPIRE removing snapshots)."""
         self.table.commit_metadata(change, what)
 
-    def delete_files(self, phases: Sequence[Sequence[str]], references: References) -> Deleted:
+    def claim(self) -> None:
+        """Write this run's epoch into the table before a first effect that is not a commit.
+        Through the Java table when Spark is already up for this run; otherwise through
+        pyiceberg (`jobs/claim.py`), so a run that only deletes files never starts Spark."""
+        if "table" in self.__dict__:
+            self.table.claim()
+        else:
+            claim_table(lambda: load_table(self.config, self.ref), self.fence)
+
+    def delete_files(self, phases: Sequence[Iterable[str]], references: References, total: int | None = None, *, checksums: bool = True) -> Deleted:
         """Delete files, phase after phase, under the fence (`jobs/deletion.py`): the table is
         claimed first, each file is deleted only while the lease is proven, each batch only
         after `references` (the newest metadata) has been read again. What was deleted stays
-        in `deleted` whatever stops it, so every outcome reports it.
+        in `deleted` whatever stops it, so every outcome reports it. A phase may be a stream
+        (`total` then says how many, for progress); `checksums=False` when the phases name the
+        local files' `.NAME.crc` themselves (`FencedDeleter`).
 
         When the run verifies, every file a retained snapshot needs must exist afterwards
         (one listing of the location and the retained snapshots' manifests; no data file is
-        read), and the snapshot current before deleting must read the same live entries."""
-        self.table.claim()
+        read), and the snapshot current before deleting must name the same manifests
+        (`references.manifest_list_digest`: with the first check, the same live entries)."""
+        self.claim()
         current = load_table(self.config, self.ref)
         snapshot_id = current.metadata.current_snapshot_id
-        before = entries_digest(snapshot_files(current, snapshot_id)) if self.verify and snapshot_id is not None else None
-        total = sum(map(len, phases))
-        deleter = FencedDeleter(self.fence, references,
+        before = manifest_list_digest(current, snapshot_id) if self.verify and snapshot_id is not None else None
+        if total is None:
+            total = sum(len(phase) for phase in phases if isinstance(phase, Sized))
+        deleter = FencedDeleter(self.fence, references, checksums=checksums,
                                 progress=lambda deleted: self.progress("deleting", files_deleted=deleted, files_to_delete=total))
         self.deleted = deleter.done
-        done = deleter.delete(phases)
+        done = deleter.delete(phases, total)
         self.progress("files deleted", files_deleted=done.files)
         if before is not None:
             self._verify_references(snapshot_id, before)  # type: ignore[arg-type]
@@ -163,7 +177,7 @@ class JobContext:
         if missing:
             self.verification.verified = False
             raise ContentChangedError(f"content changed: {len(missing)} referenced files missing, needed by a retained snapshot (first: {missing[0]})")
-        self.verification.fingerprint_after = entries_digest(snapshot_files(table, snapshot_id, cached=False))
+        self.verification.fingerprint_after = manifest_list_digest(table, snapshot_id)
         self.verification.verified = self.verification.fingerprint_after == before
         if not self.verification.verified:
-            raise ContentChangedError(f"content changed: snapshot {snapshot_id} no longer reads the live entries it read before deleting")
+            raise ContentChangedError(f"content changed: snapshot {snapshot_id} no longer names the manifests it named before deleting")

@@ -41,6 +41,7 @@ COUNTERS: dict[str, str] = {
     "files_deleted": "files deleted from storage (reported however the run ended, fenced included)",
     "files_already_gone": "files to delete that were already gone (a rerun after an interrupted run)",
     "files_referenced_since_planning": "files to delete that newer metadata references: kept",
+    "files_deleted_per_second": "files deleted per second of deleting (reference checks and lease proofs included)",
 }
 
 # Dry runs list what they would do; these are lists, not counts.

@@ -26,18 +26,20 @@ any tool: do not import a table's old unreferenced files while ORPHANS runs on i
 
 Deletion goes through pyiceberg's FileIO (the one ORPHANS lists with and EXPIRE reads
 manifests with), on a bounded thread pool for object stores, in the calling thread for
-local files. A file already gone counts as such, not as an error: a rerun after a killed
+local files; objects on S3 go 1,000 keys a request (`table/bulk_delete.py`), each request
+started under the same checks as a single deletion. A file already gone counts as such, not as an error: a rerun after a killed
 run deletes what is left.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
-from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Protocol
 
@@ -48,12 +50,14 @@ from pyiceberg.table import Table
 from maintenance import faults
 from maintenance.errors import IcemaintError
 from maintenance.lease.fence import EPOCH_PROPERTY, Fence, FencedError, parse_epoch
-from maintenance.table.paths import is_local, normalise
+from maintenance.table.bulk_delete import chunks, delete_objects
+from maintenance.table.paths import is_local, is_s3, normalise
 
 log = structlog.get_logger(__name__)
 WINDOW_S = 2.0  # a batch deletes for at most this long after its references were read
 BATCH_FILES = 10_000  # and at most this many files
-REMOTE_CONCURRENCY = 16  # deletions in flight on an object store (latency-bound)
+REMOTE_CONCURRENCY = 16  # deletions (or S3 bulk requests) in flight on an object store (latency-bound)
+BULK_ROUNDS = 4  # an S3 bulk request's transiently failed keys are sent again up to 3 times
 STALLED_BATCHES = 3  # batches in a row that deleted nothing because their window ran out
 
 
@@ -78,9 +82,12 @@ class Deleted:
     files: int = 0
     already_gone: int = 0
     now_referenced: int = 0  # planned, but the newest metadata references them: kept
+    seconds: float = 0.0  # spent deleting, so far
 
     def counters(self) -> dict[str, int]:
-        return {"files_deleted": self.files, "files_already_gone": self.already_gone, "files_referenced_since_planning": self.now_referenced}
+        rate = round(self.files / self.seconds) if self.seconds else 0
+        return {"files_deleted": self.files, "files_already_gone": self.already_gone, "files_referenced_since_planning": self.now_referenced,
+                "files_deleted_per_second": rate}
 
 
 _DELETED, _GONE, _LATE = "deleted", "gone", "late"
@@ -91,8 +98,11 @@ class FencedDeleter:
     manifest lists last), in batches fenced as the module docstring says."""
 
     def __init__(self, fence: Fence, references: References, *, progress: Callable[[int], None] = lambda deleted: None,
-                 window_s: float = WINDOW_S, batch_files: int = BATCH_FILES) -> None:
+                 window_s: float = WINDOW_S, batch_files: int = BATCH_FILES, checksums: bool = True) -> None:
+        """`checksums=False`: the caller deletes local files' `.NAME.crc` itself (ORPHANS
+        lists them, and an orphan's checksum is an orphan too), so none is looked for."""
         self.fence = fence
+        self.checksums = checksums
         self.references = references
         self.progress = progress
         self.window_s = window_s
@@ -100,28 +110,38 @@ class FencedDeleter:
         self.done = Deleted()
         self._lock = threading.Lock()
 
-    def delete(self, phases: Sequence[Sequence[str]]) -> Deleted:
-        total = sum(map(len, phases))
-        remote = any(not is_local(path) for phase in phases for path in phase)
-        with ThreadPoolExecutor(max_workers=REMOTE_CONCURRENCY, thread_name_prefix="icemaint-delete") if remote else _InCallingThread() as pool:
+    def delete(self, phases: Sequence[Iterable[str]], total: int | None = None) -> Deleted:
+        """`phases` may be streams (the orphans a plan spooled): each is read a batch at a
+        time. `total`, when known, is for progress reports only."""
+        started = time.monotonic()
+        try:
+            self._delete(phases, total)
+        finally:
+            self.done.seconds = time.monotonic() - started
+        return self.done
+
+    def _delete(self, phases: Sequence[Iterable[str]], total: int | None) -> None:
+        pool: ThreadPoolExecutor | _InCallingThread | None = None
+        try:
             stalled = 0
             for phase in phases:
-                pending = deque(phase)
-                while pending:
+                pending = iter(phase)
+                late: list[str] = []
+                while batch := late + list(islice(pending, max(self.batch_files - len(late), 0))):
+                    pool = pool or _pool_for(batch)
                     io, deadline = self._before_batch()
-                    batch = [pending.popleft() for _ in range(min(self.batch_files, len(pending)))]
                     kept = [path for path in batch if path not in self.references]
                     self.done.now_referenced += len(batch) - len(kept)
-                    outcomes = list(pool.map(lambda path: self._delete_one(io, path, deadline), kept))
-                    late = [path for path, outcome in zip(kept, outcomes) if outcome == _LATE]
-                    pending.extendleft(reversed(late))  # to the next batch, after a fresh look
+                    late = self._delete_batch(pool, io, kept, deadline)  # to the next batch, after a fresh look
                     stalled = stalled + 1 if late and len(late) == len(kept) else 0
                     if stalled == STALLED_BATCHES:
                         raise DeletionError(f"deleting files stalled: {STALLED_BATCHES} batches in a row found their {self.window_s:g} s window "
                                             f"over before their first file (the catalog or the state database answers too slowly)")
                     self.progress(self.done.files)
                     log.debug("deletion batch done", deleted=self.done.files, of=total, late=len(late))
-        return self.done
+        finally:
+            if pool is not None:
+                pool.shutdown()
 
     def _before_batch(self) -> tuple[FileIO, float]:
         """Read the newest references, check the table token and the lease; the table's
@@ -135,18 +155,56 @@ class FencedDeleter:
                               f"(renewals are late; {self.done.files} files deleted)")
         return newest.io, read_at + self.window_s
 
+    def _delete_batch(self, pool: ThreadPoolExecutor | _InCallingThread, io: FileIO, paths: list[str], deadline: float) -> list[str]:
+        """Delete a batch's paths; the ones whose window ran out first. Objects on S3 go in
+        bulk requests (`table/bulk_delete.py`), the rest one by one."""
+        if paths and all(is_s3(path) for path in paths):
+            return [path for late in pool.map(lambda chunk: self._delete_chunk(io, chunk, deadline), chunks(paths)) for path in late]
+        outcomes = list(pool.map(lambda path: self._delete_one(io, path, deadline), paths))
+        return [path for path, outcome in zip(paths, outcomes) if outcome == _LATE]
+
+    def _delete_chunk(self, io: FileIO, chunk: list[str], deadline: float) -> list[str]:
+        """One DeleteObjects request (up to 1,000 keys of a bucket), started only while the
+        lease is proven and the batch's window is open, like a single deletion; keys S3
+        reports as transiently failed are sent again (in the window) a few times."""
+        pending = chunk
+        for attempt in range(BULK_ROUNDS):
+            if self.fence.time_left() <= 0 or time.monotonic() >= deadline:
+                return pending
+            try:
+                failed = delete_objects(getattr(io, "properties", {}), pending)
+            except OSError as exc:
+                raise DeletionError(f"could not delete {len(pending)} objects (first: {pending[0]}): {exc}") from exc
+            with self._lock:
+                first = self.done.files == 0 and len(failed) < len(pending)
+                self.done.files += len(pending) - len(failed)
+            if first:
+                faults.point("deleting")
+            refused = next((f for f in failed if not f.transient), None)
+            if refused is not None:
+                raise DeletionError(f"could not delete {refused.path}: {refused.code}")
+            pending = [f.path for f in failed]
+            if not pending:
+                return []
+            time.sleep(0.2 * 2**attempt)
+        raise DeletionError(f"S3 kept refusing to delete {len(pending)} objects (first: {pending[0]}, {failed[0].code})")
+
     def _delete_one(self, io: FileIO, path: str, deadline: float) -> str:
         if self.fence.time_left() <= 0 or time.monotonic() >= deadline:
             return _LATE
+        local = _plain_local_file(path)
         try:
-            io.delete(path)
+            if local is not None:
+                os.unlink(local)  # what the FileIO would do, without parsing the location again
+            else:
+                io.delete(path)
         except FileNotFoundError:
             with self._lock:
                 self.done.already_gone += 1
             return _GONE
         except OSError as exc:
             raise DeletionError(f"could not delete {path}: {exc}") from exc
-        if is_local(path):
+        if self.checksums and is_local(path):
             delete_checksum(path)
         with self._lock:
             self.done.files += 1
@@ -154,6 +212,28 @@ class FencedDeleter:
         if first:
             faults.point("deleting")
         return _DELETED
+
+
+def _plain_local_file(path: str) -> str | None:
+    """The file a local location names, as pyiceberg's FileIO resolves it (the URI's path,
+    not unquoted), for the plain spellings `/x`, `file:/x`, `file:///x`; None otherwise."""
+    if "?" in path or "#" in path:
+        return None
+    if path.startswith("/"):
+        return path
+    if path.startswith("file:///"):
+        return path[7:]
+    if path.startswith("file:/") and not path.startswith("file://"):
+        return path[5:]
+    return None
+
+
+def _pool_for(batch: Sequence[str]) -> ThreadPoolExecutor | _InCallingThread:
+    """Object stores are latency-bound: many deletions in flight. Local disks: the calling
+    thread. Chosen by the first batch (a table's files are on one kind of store)."""
+    if all(is_local(path) for path in batch):
+        return _InCallingThread()
+    return ThreadPoolExecutor(max_workers=REMOTE_CONCURRENCY, thread_name_prefix="icemaint-delete")
 
 
 def delete_checksum(path: str) -> None:
@@ -194,10 +274,7 @@ def discard_unpublished(fence: Fence, io: FileIO, paths: Sequence[str]) -> int:
 class _InCallingThread:
     """A pool of one: the calling thread (local deletes are syscalls; threads only take turns at the GIL)."""
 
-    def __enter__(self) -> _InCallingThread:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
+    def shutdown(self) -> None:
         return None
 
     def map(self, function: Callable[[str], str], items: Sequence[str]) -> list[str]:

@@ -279,6 +279,25 @@ class Choice(Kind):
         return OptionError(f"must be one of {', '.join(self.choices)} (got {value!r})")
 
 
+@dataclass(frozen=True)
+class Location(Kind):
+    """A storage location, as a URI with a scheme (`s3://bucket/prefix/`). Text: that URI,
+    spaces around trimmed. YAML: that text."""
+
+    def parse_text(self, text: str) -> str:
+        location = text.strip()
+        scheme, sep, rest = location.partition("://")
+        if not (scheme and sep and rest):
+            raise self._refuse(text)
+        return location
+
+    def parse_value(self, value: Any) -> str:
+        raise self._refuse(value)
+
+    def _refuse(self, value: Any) -> OptionError:
+        return OptionError(f"must be a location such as s3://bucket/prefix/ (got {value!r})")
+
+
 INTEGER_AT_LEAST_1 = Integer("integer >= 1", minimum=1)
 DURATION = Duration("duration")
 SIZE = Size("size")
@@ -286,6 +305,7 @@ FLAG = Flag("boolean")
 STRINGS = Strings("list of strings")
 FRACTION = Fraction("fraction (0, 1]")
 NON_NEGATIVE = Number("number >= 0")
+LOCATION = Location("location")
 
 
 @dataclass(frozen=True)

@@ -195,7 +195,7 @@ def run_under_lease(
     finally:
         result.duration_s = time.monotonic() - started
         recorder.close()  # its last stage before its end
-        _record_end(state, result, lease.epoch, config=config, ref=ref)
+        _record_end(state, result, lease.epoch, config=config, ref=ref, health=_reads_health_after(job))
         try:
             state.leases.release(lease)
         except StateUnavailableError:
@@ -282,15 +282,22 @@ def _take_verification(context: JobContext, result: JobResult) -> None:
         result.verify_counters = verification.counters()
 
 
-def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Config | None = None, ref: TableRef | None = None) -> None:
+def _reads_health_after(job: str) -> bool:
+    """Whether a run of `job` records the table's health at its end (`JobSpec.health_after`;
+    a body a test gives under its own name does)."""
+    return registry.job(job).health_after if job in registry.JOB_NAMES else True
+
+
+def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Config | None = None, ref: TableRef | None = None,
+                health: bool = True) -> None:
     counters = dict(result.counters)
     if result.content_verified is not None:
         counters.update(fingerprint_before=result.fingerprint_before, fingerprint_after=result.fingerprint_after, content_verified=result.content_verified,
                         **result.verify_counters)
-    health = _health_at_end(config, ref) if config is not None and ref is not None else None
+    health_after = _health_at_end(config, ref) if health and config is not None and ref is not None else None
     try:
         state.runs.finish(result.run_id or "", result.status, snapshot_id=result.snapshot_id, counters=counters, error=result.error, lease_epoch=epoch,
-                          health=health)
+                          health=health_after)
     except StateUnavailableError:
         log.error("could not record the end of the run", status=result.status)
 

@@ -83,6 +83,10 @@ class JobSpec(Generic[OptionsT, PlanT]):
     check_options: Callable[[OptionsT, bool], None] | None = None  # (options, dry_run): a UsageError if unfit
     check_table: Callable[[Table, OptionsT], None] | None = None  # (table, options): a UsageError if unfit for this table (command line)
     counters: Mapping[str, str] = field(default_factory=dict)  # the job's own counters and lists, described (shared ones: jobs/counters.py)
+    # False: a run changes no snapshot and no file a snapshot names (ORPHANS), so the table's
+    # health after it is the health before, and is not read again for the run record (on
+    # the largest tables that is a read of every manifest, in time and in memory)
+    health_after: bool = True
 
     def option_specs(self) -> list[OptionSpec]:
         return declared(self.options)

@@ -1,21 +1,25 @@
 """Listing everything under a table location, with modification times, without the JVM.
 
 The listing goes through the file system pyiceberg built from the catalog's properties
-(local, S3, GCS, HDFS, ...), in one bulk call: tens of thousands of files list in well
-under a second where a Hadoop iterator over Py4J would take a round trip per file.
+(local, S3, GCS, HDFS, ...), one bulk call per folder: tens of thousands of files list in
+well under a second where a Hadoop iterator over Py4J would take a round trip per file,
+and a location of tens of millions of files streams folder by folder (`walk_location`).
 Each file comes back spelled `scheme://authority/path` (`file:///x` for local files).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from pyiceberg.io import FileIO
 
 from maintenance.errors import UsageError
 
+UNKNOWN_MTIME_MS = 2**62  # a store that gives no modification time: the file counts as just written (never old enough to delete)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, slots=True)
 class ListedFile:
     location: str  # fully qualified
     relative: str  # below the listed folder, '/'-separated, never starting with '/'
@@ -24,8 +28,21 @@ class ListedFile:
 
 
 def list_location(io: FileIO, location: str, folders: list[str] | None = None) -> list[ListedFile]:
-    """Every file below `location`, recursively; an absent folder lists as empty. Folders
-    (relative, as files are) go to `folders` when given."""
+    """Every file below `location`, recursively, sorted by relative path; an absent folder
+    lists as empty. Folders (relative, as files are) go to `folders` when given. Holds the
+    whole listing: for a table of any size, `walk_location` streams it."""
+    found = [file for batch in walk_location(io, location, folders) for file in batch]
+    return sorted(found, key=lambda f: f.relative)
+
+
+def walk_location(io: FileIO, location: str, folders: list[str] | None = None) -> Iterator[list[ListedFile]]:
+    """The files below `location`, one folder at a time (each batch is one folder's files,
+    sorted by name; folders depth first, in name order). Memory is bounded by the largest
+    folder and the folders still to visit, never by the whole listing: a table location
+    with tens of millions of files walks in the memory of one partition's folder.
+
+    Each folder is one non-recursive listing: a delimiter listing on an object store
+    (1,000 keys a request, as a flat listing), a `readdir` on a local or HDFS disk."""
     from pyarrow.fs import FileSelector, FileType
 
     parse = getattr(io, "parse_location", None)
@@ -36,19 +53,29 @@ def list_location(io: FileIO, location: str, folders: list[str] | None = None) -
     fs = fs_by_scheme(scheme, netloc)
     root = root.rstrip("/")
     prefix = _qualifier(scheme, netloc, root)
-    found = []
-    for info in fs.get_file_info(FileSelector(root, recursive=True, allow_not_found=True)):
-        if info.type not in (FileType.File, FileType.Directory):
-            continue
-        if not info.path.startswith(root + "/"):
-            raise UsageError(f"listing {location} returned {info.path}, outside it; nothing deleted")
-        relative = info.path[len(root) + 1 :].rstrip("/")
-        if info.type == FileType.Directory:
-            if folders is not None:
-                folders.append(relative)
-            continue
-        found.append(ListedFile(f"{prefix}/{relative}", relative, int(info.mtime.timestamp() * 1000), int(info.size)))
-    return sorted(found, key=lambda f: f.relative)
+    inside = root + "/"
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        files, subfolders = [], []
+        for info in fs.get_file_info(FileSelector(folder, recursive=False, allow_not_found=True)):
+            kind, path = info.type, info.path  # each a conversion in pyarrow: asked once
+            if kind is not FileType.File and kind is not FileType.Directory:
+                continue
+            if not path.startswith(inside):
+                raise UsageError(f"listing {location} returned {path}, outside it; nothing deleted")
+            relative = path[len(inside) :].rstrip("/")
+            if kind is FileType.Directory:
+                subfolders.append(path.rstrip("/"))
+                if folders is not None:
+                    folders.append(relative)
+            else:
+                mtime_ns = info.mtime_ns
+                files.append(ListedFile(f"{prefix}/{relative}", relative, mtime_ns // 1_000_000 if mtime_ns is not None else UNKNOWN_MTIME_MS, info.size))
+        pending.extend(sorted(subfolders, reverse=True))  # popped in name order
+        if files:
+            files.sort(key=lambda f: f.relative)
+            yield files
 
 
 def _qualifier(scheme: str, netloc: str, root: str) -> str:

@@ -236,8 +236,8 @@ def test_a_deletion_of_a_file_a_retained_snapshot_needs_fails_verification(spark
         options = {"max_snapshot_age": 0, "min_snapshots_to_keep": 1}
     real = context.FencedDeleter.delete
 
-    def and_one_live(self, phases):  # type: ignore[no-untyped-def]
-        return real(self, [*phases, [live]])
+    def and_one_live(self, phases, total=None):  # type: ignore[no-untyped-def]
+        return real(self, [*phases, [live]], total)
 
     monkeypatch.setattr(context.FencedDeleter, "delete", and_one_live)
     monkeypatch.setattr(context.FencedDeleter, "_before_batch", _without_reference_check(context.FencedDeleter._before_batch))

@@ -27,8 +27,8 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.statistics import PartitionStatisticsFile, StatisticsFile
 
-from maintenance.table.files import read_manifest
 from maintenance.table.listing import ListedFile, list_location
+from maintenance.table.manifest_paths import manifest_paths
 from maintenance.table.paths import is_under, normalise
 from maintenance.table.references import ReferencedFiles, manifests_of, statistics_paths
 
@@ -82,11 +82,11 @@ def files_of_expired(io: FileIO, expired: Iterable[Snapshot], statistics: Iterab
     spelled: dict[str, str] = {}
     for manifest in gone.values():
         try:
-            entries = read_manifest(io, manifest, discard_deleted=True)
+            paths = manifest_paths(io, manifest.manifest_path, live_only=True)
         except FileNotFoundError:
             continue
-        for entry in entries:
-            spelled.setdefault(normalise(entry.data_file.file_path), entry.data_file.file_path)
+        for path in paths:
+            spelled.setdefault(normalise(path), path)
     return ExpiredFiles(
         manifest_lists=lists,
         manifests=sorted(m.manifest_path for m in gone.values()),

@@ -2,7 +2,7 @@
 
 from maintenance.jobs.orphans import plan, run
 from maintenance.jobs.orphans.counters import COUNTERS
-from maintenance.jobs.orphans.options import OrphansOptions, check_margin
+from maintenance.jobs.orphans.options import OrphansOptions, check_inventory, check_margin
 from maintenance.jobs.spec import JobSpec
 
 SPEC = JobSpec(
@@ -15,5 +15,7 @@ SPEC = JobSpec(
     formats=(1, 2, 3),
     plans_from_metadata=False,
     check_options=check_margin,
+    check_table=check_inventory,
     counters=COUNTERS,
+    health_after=False,
 )

@@ -5,25 +5,36 @@ A file whose path matches a referenced file's but whose scheme or authority diff
 ambiguity (two spellings of one store, or two stores): the plan refuses rather than guess
 (apache/iceberg #4194 deleted live files that way). So does a table location that holds
 another table's metadata: its files would all look orphaned.
+
+Memory is bounded whatever the number of files under the location: the listing streams
+folder by folder (`walk_location`), each file is sorted out as it comes and forgotten, and
+the orphans found spool to a temporary file past a quarter of the memory budget
+(`candidates.py`). What stays in memory is the referenced paths (a set of the metadata's
+files: about 150 bytes each) and one folder's listing.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+import structlog
 from pyiceberg.table import Table
 
 from maintenance.durations import format_duration
 from maintenance.errors import IcemaintError
+from maintenance.jobs.orphans.candidates import Candidates
 from maintenance.jobs.orphans.options import OrphansOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.jobs.staging import is_staged
-from maintenance.table.listing import ListedFile, list_location
-from maintenance.table.paths import is_local, normalise, without_authority
+from maintenance.table.inventory import InventoryReport, find_report, read_report, walk_inventory
+from maintenance.table.listing import ListedFile, walk_location
+from maintenance.table.paths import authority_of, is_local, normalise, without_authority
 from maintenance.table.references import ReferencedFiles
 
+log = structlog.get_logger(__name__)
 METADATA_DIR = "metadata"
 
 
@@ -31,9 +42,12 @@ class OrphanSafetyError(IcemaintError):
     """Orphan cleanup found something it cannot decide safely; it deleted nothing."""
 
 
+DETAIL_LIMIT = 10_000  # paths a dry run's `would_delete` names; the rest are counted
+
+
 @dataclass
 class OrphanPlan:
-    candidates: list[ListedFile]
+    candidates: Candidates
     listed: int
     referenced_listed: int
     hidden: int
@@ -41,18 +55,18 @@ class OrphanPlan:
     snapshot_id: int | None = None  # current when the references were read
     metadata_location: str = ""  # the newest metadata whose references were subtracted
     referenced: ReferencedFiles = field(default_factory=ReferencedFiles, repr=False)
-    listing: list[ListedFile] = field(default_factory=list, repr=False)
     older_than_ms: int = 0
     listing_seconds: float = 0.0
     staging_folders: list[str] = field(default_factory=list)  # relative; empty once the candidates are gone
+    inventory_created_ms: int | None = None  # listed from an S3 Inventory report made then
 
     @property
     def bytes(self) -> int:
-        return sum(f.size for f in self.candidates)
+        return self.candidates.bytes
 
     @property
     def empty(self) -> bool:
-        return not self.candidates and not self.staging_folders
+        return not self.candidates.count and not self.staging_folders
 
     def nothing_to_do(self) -> str:
         recent = f", {self.too_new:,} unreferenced but newer than {format_duration(self.older_than_ms / 1000)} (kept)" if self.too_new else ""
@@ -65,19 +79,25 @@ class OrphanPlan:
             "files_referenced": self.referenced_listed,
             "hidden_files_skipped": self.hidden,
             "recent_files_kept": self.too_new,
-            "orphan_files_found": len(self.candidates),
+            "orphan_files_found": self.candidates.count,
             "orphan_bytes_found": self.bytes,
             "staging_folders_found": len(self.staging_folders),
             "metadata_versions_read": self.referenced.metadata_versions_read,
             "listing_seconds": round(self.listing_seconds, 3),
+            "files_listed_per_second": round(self.listed / self.listing_seconds) if self.listing_seconds else 0,
         }
-        return {**found, "would_delete": [f.location for f in self.candidates]} if detail else found
+        if self.inventory_created_ms is not None:
+            found["inventory_age_seconds"] = round(time.time() - self.inventory_created_ms / 1000)
+        if not detail:
+            return found
+        named = self.candidates.first(DETAIL_LIMIT)
+        return {**found, "would_delete": named, "would_delete_unnamed": self.candidates.count - len(named)}
 
 
 def plan(inputs: PlanInput, options: OrphansOptions) -> OrphanPlan:
-    """References first (every version in the metadata log), then the listing, then the
-    references of the newest metadata if a commit landed meanwhile (a fresh file is
-    protected by the age margin anyway)."""
+    """References first (every version in the metadata log), then the listing, streamed and
+    sorted out folder by folder, then the references of the newest metadata if a commit
+    landed meanwhile (a fresh file is protected by the age margin anyway)."""
     from maintenance.catalogs import load_table
 
     table = inputs.table
@@ -85,27 +105,112 @@ def plan(inputs: PlanInput, options: OrphansOptions) -> OrphanPlan:
     referenced.add_table(table)
     started = time.monotonic()
     folders: list[str] = []
-    listing = list_location(table.io, table.location(), folders)
+    finder = OrphanFinder(referenced, older_than_ms=int((time.time() - options.older_than) * 1000), metadata_dir=metadata_dir(table),
+                          candidates=Candidates(options.memory_budget // 4))
+    listing, report = _listing(table, options, folders)
+    for batch in listing:
+        finder.add(batch)
     listing_seconds = time.monotonic() - started
     newest = load_table(inputs.config, inputs.ref)
+    staging = [f for f in folders if is_staged(f + "/")] if is_local(table.location()) else []  # object stores have no folders to leave
+    found = finder.plan(newest, staging)
     if normalise(newest.metadata_location) != normalise(table.metadata_location):
         referenced.add_table(newest)
-    staging = [f for f in folders if is_staged(f + "/")] if is_local(table.location()) else []  # object stores have no folders to leave
-    found = subtract(listing, referenced, newest, int((time.time() - options.older_than) * 1000), staging)
+        found = finder.without_referenced(found)
     found.listing_seconds = listing_seconds
+    found.inventory_created_ms = report.created_ms if report is not None else None
     return found
 
 
-def subtract(listing: list[ListedFile], referenced: ReferencedFiles, newest: Table, older_than_ms: int, staging_folders: list[str]) -> OrphanPlan:
-    """The orphans of a listing, given the references read so far and the newest metadata;
-    and the folders in our staging folders (`staging_folders`) that hold no file but orphans."""
-    found = plan_orphans(listing, referenced, older_than_ms=older_than_ms, metadata_dir=metadata_dir(newest))
-    found.snapshot_id, found.metadata_location = newest.metadata.current_snapshot_id, newest.metadata_location
-    found.referenced, found.listing, found.older_than_ms = referenced, listing, older_than_ms
-    going = {f.relative for f in found.candidates}
-    occupied = {parent for f in listing if f.relative not in going and is_staged(f.relative) for parent in _parents(f.relative)}
-    found.staging_folders = [folder for folder in staging_folders if folder not in occupied]
-    return found
+def _listing(table: Table, options: OrphansOptions, folders: list[str]) -> tuple[Iterator[list[ListedFile]], InventoryReport | None]:
+    """The table location's files: LIST requests (`walk_location`), or an S3 Inventory report."""
+    if options.inventory is None:
+        return walk_location(table.io, table.location(), folders), None
+    report = read_report(table.io, find_report(table.io, options.inventory))
+    log.info("listing from an S3 Inventory report", manifest=report.manifest, created_ms=report.created_ms, data_files=len(report.files))
+    return walk_inventory(table.io, report, table.location()), report
+
+
+class OrphanFinder:
+    """Sorts a listing out as it streams in (`walk_location`'s batches): referenced, hidden,
+    too new, or an orphan (into `candidates`). Holds only counts, the candidates (which
+    spool to disk past their budget) and the staging folders that keep a file."""
+
+    def __init__(self, referenced: ReferencedFiles, *, older_than_ms: int, metadata_dir: str = METADATA_DIR, candidates: Candidates | None = None) -> None:
+        self.referenced = referenced
+        self.older_than_ms = older_than_ms
+        self.metadata_dir = metadata_dir
+        self.candidates = candidates if candidates is not None else Candidates(64 * 1024 * 1024)
+        self.listed = self.referenced_listed = self.hidden = self.too_new = 0
+        self.occupied: set[str] = set()  # staging folders (and their parents) holding a file that stays
+        self._spellings: _OtherSpellings | None = None
+
+    def add(self, files: list[ListedFile]) -> None:
+        """Listed files, in any order and grouping (each is sorted out on its own)."""
+        for file in files:
+            _refuse_nested_table(file, self.metadata_dir)
+        for file in files:
+            self.listed += 1
+            if self._is_orphan(file):
+                self.candidates.add(file)
+            elif is_staged(file.relative):
+                self.occupied.update(_parents(file.relative))
+
+    def _is_orphan(self, file: ListedFile) -> bool:
+        key = normalise(file.location)
+        if key in self.referenced.keys:
+            self.referenced_listed += 1
+            return False
+        self._refuse_other_spelling(file.location, key)
+        if _hidden(file.relative) and not _checksum_of_orphan(file, self.referenced):
+            self.hidden += 1
+            return False
+        if file.mtime_ms >= self.older_than_ms:
+            self.too_new += 1
+            return False
+        return True
+
+    def _refuse_other_spelling(self, location: str, key: str) -> None:
+        if self._spellings is None or self._spellings.size != len(self.referenced.keys):
+            self._spellings = _OtherSpellings(self.referenced.keys, authority_of(key))
+        other = self._spellings.get(key)
+        if other is not None:
+            raise OrphanSafetyError(f"{location} is referenced as {other}: scheme or authority mismatch; nothing deleted")
+
+    def plan(self, newest: Table, staging_folders: list[str]) -> OrphanPlan:
+        """What was found, as of the `newest` metadata (whose references are in `referenced`)."""
+        found = OrphanPlan(candidates=self.candidates, listed=self.listed, referenced_listed=self.referenced_listed, hidden=self.hidden,
+                           too_new=self.too_new, snapshot_id=newest.metadata.current_snapshot_id, metadata_location=newest.metadata_location,
+                           referenced=self.referenced, older_than_ms=self.older_than_ms)
+        found.staging_folders = [folder for folder in staging_folders if folder not in self.occupied]
+        return found
+
+    def without_referenced(self, found: OrphanPlan) -> OrphanPlan:
+        """`found` once the references grew (a commit landed): candidates they now name stay."""
+        kept = Candidates(found.candidates.budget_bytes)
+        for file in found.candidates.files():
+            key = normalise(file.location)
+            if key in self.referenced.keys:
+                found.referenced_listed += 1
+                continue
+            self._refuse_other_spelling(file.location, key)
+            kept.add(file)
+        found.candidates.close()
+        found.candidates = kept
+        return found
+
+
+class _OtherSpellings:
+    """Referenced keys under another scheme or authority than the listing's, by their path
+    part: a listed file whose path part is one of them is an ambiguity, never an orphan.
+    Usually empty (a table's files share one store), so it costs nothing per listed file."""
+
+    def __init__(self, keys: set[str], listing_authority: str) -> None:
+        self.size = len(keys)
+        self._by_path = {without_authority(key): key for key in keys if authority_of(key) != listing_authority}
+
+    def get(self, key: str) -> str | None:
+        return self._by_path.get(without_authority(key)) if self._by_path else None
 
 
 def _parents(relative: str) -> list[str]:
@@ -120,27 +225,12 @@ def metadata_dir(table: Table) -> str:
     return folder[len(location) + 1 :] if folder.startswith(location + "/") else "metadata"
 
 
-def plan_orphans(listing: list[ListedFile], referenced: ReferencedFiles, *, older_than_ms: int, metadata_dir: str = METADATA_DIR) -> OrphanPlan:
-    """`older_than_ms`: only files last modified before this instant are candidates."""
-    _refuse_nested_tables(listing, metadata_dir)
-    by_path = {without_authority(key): key for key in referenced.keys}
-    kept_hidden = {file.relative for file in listing if _hidden(file.relative)}
-    candidates, hidden, too_new, referenced_listed = [], 0, 0, 0
-    for file in listing:
-        key = normalise(file.location)
-        if key in referenced.keys:
-            referenced_listed += 1
-            continue
-        other = by_path.get(without_authority(key))
-        if other is not None:
-            raise OrphanSafetyError(f"{file.location} is referenced as {other}: scheme or authority mismatch; nothing deleted")
-        if _hidden(file.relative) and not _checksum_of_orphan(file, referenced, kept_hidden):
-            hidden += 1
-        elif file.mtime_ms >= older_than_ms:
-            too_new += 1
-        else:
-            candidates.append(file)
-    return OrphanPlan(candidates=candidates, listed=len(listing), referenced_listed=referenced_listed, hidden=hidden, too_new=too_new)
+def plan_orphans(listing: list[ListedFile], referenced: ReferencedFiles, *, older_than_ms: int, metadata_dir: str = METADATA_DIR) -> OrphanFinder:
+    """The orphans of a whole listing (tests, small tables); `older_than_ms`: only files last
+    modified before this instant are candidates."""
+    finder = OrphanFinder(referenced, older_than_ms=older_than_ms, metadata_dir=metadata_dir)
+    finder.add(listing)
+    return finder
 
 
 def _hidden(relative: str) -> bool:
@@ -152,9 +242,11 @@ def _hidden(relative: str) -> bool:
     return any(part.startswith((".", "_")) and "=" not in part for part in relative.split("/"))
 
 
-def _checksum_of_orphan(file: ListedFile, referenced: ReferencedFiles, kept_hidden: set[str]) -> bool:
+def _checksum_of_orphan(file: ListedFile, referenced: ReferencedFiles) -> bool:
     """A Hadoop checksum `.NAME.crc` belongs to NAME beside it: it goes when NAME is neither
-    referenced nor kept hidden (NAME is an orphan, or already gone)."""
+    referenced nor hidden by its name (NAME is an orphan, or already gone). Decided from
+    names and references alone, so a file is sorted out without the rest of its folder
+    (a listing may come in any order: an inventory report)."""
     folder, _, name = file.relative.rpartition("/")
     if not (name.startswith(".") and name.endswith(".crc")):
         return False
@@ -162,11 +254,10 @@ def _checksum_of_orphan(file: ListedFile, referenced: ReferencedFiles, kept_hidd
         return False  # inside another writer's hidden folder: stays hidden with it
     companion = f"{folder}/{name[1:-4]}" if folder else name[1:-4]
     companion_location = file.location[: len(file.location) - len(file.relative)] + companion
-    return normalise(companion_location) not in referenced.keys and companion not in kept_hidden
+    return normalise(companion_location) not in referenced.keys and not _hidden(companion)
 
 
-def _refuse_nested_tables(listing: list[ListedFile], metadata_dir: str) -> None:
-    for file in listing:
-        name = file.relative.rsplit("/", 1)[-1]
-        if name.endswith(".metadata.json") and not _hidden(file.relative) and file.relative != f"{metadata_dir}/{name}":
-            raise OrphanSafetyError(f"{file.location} is table metadata of another table inside this table's location; nothing deleted")
+def _refuse_nested_table(file: ListedFile, metadata_dir: str) -> None:
+    name = file.relative.rsplit("/", 1)[-1]
+    if name.endswith(".metadata.json") and not _hidden(file.relative) and file.relative != f"{metadata_dir}/{name}":
+        raise OrphanSafetyError(f"{file.location} is table metadata of another table inside this table's location; nothing deleted")

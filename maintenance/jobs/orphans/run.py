@@ -9,13 +9,11 @@ ours left in its staging folder go (`staging.remove_empty_folders`).
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import structlog
 
 from maintenance.catalogs import load_table
 from maintenance.jobs.context import JobContext
-from maintenance.jobs.orphans.plan import OrphanPlan, subtract
+from maintenance.jobs.orphans.plan import OrphanFinder, OrphanPlan
 from maintenance.jobs.outcome import COMMITTED, NOOP, JobOutcome
 from maintenance.jobs.staging import remove_empty_folders
 from maintenance.table.health import TableHealth
@@ -26,15 +24,24 @@ log = structlog.get_logger(__name__)
 
 
 def run(ctx: JobContext, plan: OrphanPlan) -> JobOutcome:
+    try:
+        return _delete_orphans(ctx, plan)
+    finally:
+        plan.candidates.close()  # the spool, if the orphans took one
+
+
+def _delete_orphans(ctx: JobContext, plan: OrphanPlan) -> JobOutcome:
     references = NewestReferences(lambda: load_table(ctx.config, ctx.ref), plan.referenced, plan.metadata_location)
     newest = references.refresh()
     if normalise(newest.metadata_location) != normalise(plan.metadata_location):
-        plan = replace(subtract(plan.listing, plan.referenced, newest, plan.older_than_ms, plan.staging_folders), listing_seconds=plan.listing_seconds)
+        plan = OrphanFinder(plan.referenced, older_than_ms=plan.older_than_ms).without_referenced(plan)
+        plan.metadata_location = newest.metadata_location
     counters = plan.counters()
     if plan.empty:
         return JobOutcome(NOOP, counters=counters)
-    deleted = ctx.delete_files([[f.location for f in plan.candidates]], references)  # verified also when only folders go
-    log.info("orphan files deleted", count=deleted.files, bytes=plan.bytes)
+    # verified also when only folders go; an orphan's `.crc` is a candidate of its own (plan.py), so none is looked for
+    deleted = ctx.delete_files([plan.candidates], references, total=plan.candidates.count, checksums=False)
+    log.info("orphan files deleted", count=deleted.files, bytes=plan.bytes, per_second=deleted.counters()["files_deleted_per_second"])
     folders = remove_empty_folders(newest.location(), plan.staging_folders, ctx.fence)
     effect = f"deleted {deleted.files:,} unreferenced file(s); deleting orphans changes no table metadata, so no snapshot"
     return JobOutcome(COMMITTED, counters={**counters, "staging_folders_removed": folders}, effect=effect)

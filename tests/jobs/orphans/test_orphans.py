@@ -260,7 +260,7 @@ def test_staging_leftovers_and_checksums_of_orphans_are_candidates() -> None:
         listed("data/_SUCCESS"),
     ]
     plan = plan_orphans(files, referenced, older_than_ms=5_000)
-    assert sorted(f.relative for f in plan.candidates) == sorted([
+    assert sorted(plan.candidates) == sorted(f"{root}/{relative}" for relative in [
         f"data/icemaint-convert-{run}/_temporary/0/_temporary/attempt_1/grp=3_0/part-0.parquet",
         f"data/icemaint-convert-{run}/grp=3_0/.part-0.parquet.crc",
         "data/.gone.parquet.crc",

@@ -1,0 +1,215 @@
+"""ORPHANS at millions of files: time and peak memory of the whole process tree, and, at the
+smaller size, side by side with Iceberg's stock `remove_orphan_files` on an identical table.
+
+    .venv/bin/python benchmarks/orphans_scale.py [--orphans 1000000] [--live 100000] [--stock] [--json-out F]
+
+How the input is made cheaply: every file is empty (ORPHANS reads no data file, only
+metadata and the listing). The table is metadata-only: pyiceberg appends `--live` data-file
+entries that point at empty files (10 commits, so 10 snapshots and manifests), 1,000 files
+a folder. The orphans are `--orphans` empty files, 1,000 a folder, beside them. Every file
+made is dated 10 days back; both contenders run with a margin of one day (`--older-than 1d`;
+stock: `older_than` = now less a day, its minimum).
+
+icemaint runs as `icemaint orphans` in its own process (as cron would), verifying (the
+default); its peak memory is the peak resident set of that process (from `wait4`), plus any
+process below it, sampled every 0.2 s (a JVM would show there). Afterwards the bench checks
+that exactly the planted orphans are gone and that every file any retained snapshot
+references is still there. Stock runs in this process's Spark session, on its own copy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from common import write_json
+
+PER_FOLDER = 1_000
+LIVE_COMMITS = 10
+OLD = time.time() - 10 * 86400  # every file made looks 10 days old
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--orphans", type=int, default=1_000_000)
+    parser.add_argument("--live", type=int, default=100_000)
+    parser.add_argument("--stock", action="store_true", help="also run stock remove_orphan_files on an identical table")
+    parser.add_argument("--json-out")
+    args = parser.parse_args()
+
+    home = Path(tempfile.mkdtemp(prefix="icemaint-bench-orphans-"))
+    os.environ["ICEMAINT_HOME"] = str(home)
+    from maintenance.catalogs import get_catalog
+    from maintenance.config import parse_config
+
+    config = parse_config({}, source="bench", base_dir=home)
+    catalog = get_catalog(config, config.default_catalog)
+    contenders = ["icemaint orphans", *(["stock remove_orphan_files"] if args.stock else [])]
+    built = {name: build(catalog, f"bench.orphans_{i}", args.live, args.orphans) for i, name in enumerate(contenders)}
+    rows = []
+    for name in contenders:
+        table, live_paths, planted_folders = built[name]
+        if name.startswith("icemaint"):
+            row = run_icemaint(home, f"bench.orphans_{contenders.index(name)}")
+        else:
+            row = run_stock(config, f"bench.orphans_{contenders.index(name)}")
+        row |= check(table, live_paths, planted_folders, args.orphans)
+        rows.append({"contender": name, **row})
+        print(row, flush=True)
+    result = {"live": args.live, "orphans": args.orphans, "contenders": rows, "cpus": os.cpu_count()}
+    print_table(result)
+    write_json(args.json_out, result)
+
+
+def build(catalog, name: str, live: int, orphans: int):  # type: ignore[no-untyped-def]
+    """A metadata-only table of `live` data files and `orphans` empty old files beside them."""
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+    from pyiceberg.schema import Schema
+    from pyiceberg.typedef import Record
+    from pyiceberg.types import LongType, NestedField
+
+    namespace = name.split(".")[0]
+    catalog.create_namespace_if_not_exists(namespace)
+    table = catalog.create_table(name, Schema(NestedField(1, "id", LongType(), required=False)), properties={"format-version": "2"})
+    root = Path(table.location().removeprefix("file://"))
+    started = time.monotonic()
+    live_paths = [root / "data" / f"live-{i // PER_FOLDER:05d}" / f"f-{i:07d}.parquet" for i in range(live)]
+    _touch(live_paths)
+    per_commit = -(-live // LIVE_COMMITS)
+    for start in range(0, live, per_commit):
+        with table.transaction() as tx, tx.update_snapshot().fast_append() as append:
+            for path in live_paths[start : start + per_commit]:
+                append.append_data_file(DataFile.from_args(content=DataFileContent.DATA, file_path=f"file://{path}", file_format=FileFormat.PARQUET,
+                                                           partition=Record(), record_count=1, file_size_in_bytes=1))
+        table = catalog.load_table(name)
+    folders = -(-orphans // PER_FOLDER)
+    for folder in range(folders):
+        base = root / "data" / f"orphan-{folder:05d}"
+        _touch([base / f"o-{i:04d}.parquet" for i in range(min(PER_FOLDER, orphans - folder * PER_FOLDER))])
+    print(f"built {name}: {live:,} live, {orphans:,} orphans in {time.monotonic() - started:.0f} s", flush=True)
+    return table, live_paths, folders
+
+
+def _touch(paths: list[Path]) -> None:
+    made: set[Path] = set()
+    for path in paths:
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
+        os.utime(fd, (OLD, OLD))
+        os.close(fd)
+
+
+def run_icemaint(home: Path, name: str) -> dict:  # type: ignore[type-arg]
+    env = {**os.environ, "ICEMAINT_HOME": str(home)}
+    env.pop("ICEMAINT_CONFIG", None)
+    started = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "maintenance", "orphans", name, "--older-than", "1d", "--json"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    sampled = {"tree_mib": 0.0, "others": 0}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            below = descendants(proc.pid)
+            sampled["others"] = max(sampled["others"], len(below))
+            sampled["tree_mib"] = max(sampled["tree_mib"], sum(_rss_kib(pid) for pid in [proc.pid, *below]) / 1024)
+            stop.wait(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.monotonic() - started
+    stop.set()
+    sampler.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    import json
+
+    report = json.loads(out)
+    assert proc.returncode == 0 and report["status"] == "committed", out[-2000:]
+    return {"seconds": seconds, "listing_s": report["listing_seconds"], "deleted": report["files_deleted"],
+            "peak_rss_mib": max(usage.ru_maxrss / 1024, sampled["tree_mib"]), "process_maxrss_mib": usage.ru_maxrss / 1024,
+            "sampled_tree_mib": sampled["tree_mib"], "processes_below": sampled["others"],
+            "listed_per_s": report["files_listed_per_second"], "deleted_per_s": report["files_deleted_per_second"]}
+
+
+def run_stock(config, name: str) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    from maintenance.spark.session import get_spark
+
+    spark = get_spark(config)
+    older = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - 86400))
+    started = time.monotonic()
+    out = spark.sql(f"CALL local.system.remove_orphan_files(table => '{name}', older_than => TIMESTAMP '{older}')").collect()
+    seconds = time.monotonic() - started
+    return {"seconds": seconds, "listing_s": None, "deleted": len(out), "peak_rss_mib": peak_tree_mib(),
+            "process_maxrss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "sampled_tree_mib": None,
+            "processes_below": len(descendants(os.getpid())), "listed_per_s": None, "deleted_per_s": round(len(out) / seconds)}
+
+
+def check(table, live_paths: list[Path], planted_folders: int, orphans: int) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    """Exactly the planted orphans are gone; every file a retained snapshot references is there."""
+    root = Path(table.location().removeprefix("file://"))
+    orphans_left = sum(len(os.listdir(root / "data" / f"orphan-{f:05d}")) for f in range(planted_folders) if (root / "data" / f"orphan-{f:05d}").exists())
+    live_missing = sum(1 for p in live_paths if not p.exists())
+    referenced_missing = 0
+    for snapshot in table.snapshots():
+        needed = [snapshot.manifest_list]
+        for manifest in snapshot.manifests(table.io):
+            needed.append(manifest.manifest_path)
+            needed.extend(e.data_file.file_path for e in manifest.fetch_manifest_entry(table.io, discard_deleted=True))
+        referenced_missing += sum(1 for p in needed if not Path(p.removeprefix("file://").removeprefix("file:")).exists())
+    return {"orphans_left": orphans_left, "live_missing": live_missing, "referenced_missing": referenced_missing, "orphans_planted": orphans}
+
+
+def descendants(pid: int) -> list[int]:
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            for task in Path(f"/proc/{current}/task").iterdir():
+                children = [int(c) for c in (task / "children").read_text().split()]
+                found.extend(children)
+                pending.extend(children)
+        except OSError:
+            continue
+    return found
+
+
+def _rss_kib(pid: int) -> int:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0
+    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
+
+
+def peak_tree_mib() -> float:
+    total = 0
+    for pid in [os.getpid(), *descendants(os.getpid())]:
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue
+        total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
+    return total / 1024
+
+
+def print_table(result: dict) -> None:  # type: ignore[type-arg]
+    print("| contender | s | listing s | files deleted | orphans left | referenced files missing | peak RSS MiB (process tree) |")
+    print("|---|---|---|---|---|---|---|")
+    for row in result["contenders"]:
+        listing = f"{row['listing_s']:.1f}" if row["listing_s"] is not None else "n/a"
+        print(f"| {row['contender']} | {row['seconds']:.1f} | {listing} | {row['deleted']:,} | {row['orphans_left']:,} | {row['referenced_missing']} | {row['peak_rss_mib']:.0f} |")
+
+
+if __name__ == "__main__":
+    main()
