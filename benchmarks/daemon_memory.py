@@ -20,21 +20,7 @@ import time
 from pathlib import Path
 
 from common import write_json
-
-
-def tree_rss_mib(pid: int) -> float:
-    """Resident memory of a process and all its descendants."""
-    total_kib, pending = 0, [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            status = Path(f"/proc/{current}/status").read_text()
-            total_kib += int(next(line.split()[1] for line in status.splitlines() if line.startswith("VmRSS:")))
-            for task in Path(f"/proc/{current}/task").iterdir():
-                pending.extend(int(child) for child in (task / "children").read_text().split())
-        except (FileNotFoundError, StopIteration, ProcessLookupError):
-            continue
-    return total_kib / 1024
+from memory import tree_rss_mib
 
 
 def sample(pid: int, samples: int) -> float:

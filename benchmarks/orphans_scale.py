@@ -6,8 +6,13 @@ smaller size, side by side with Iceberg's stock `remove_orphan_files` on an iden
 How the input is made cheaply: every file is empty (ORPHANS reads no data file, only
 metadata and the listing). The table is metadata-only: pyiceberg appends `--live` data-file
 entries that point at empty files (10 commits, so 10 snapshots and manifests), 1,000 files
-a folder. The orphans are `--orphans` empty files, 1,000 a folder, beside them. Every file
-made is dated 10 days back; both contenders run with a margin of one day (`--older-than 1d`;
+a folder. The orphans are `--orphans` empty files, 1,000 a folder, beside them; with
+`--link-orphans` they are hard links to empty files outside the location (one per 60,000
+names): making 10 million files takes the kernel 40 minutes here, linking a sixth of that.
+Each link is its own directory entry, listed, stat'ed and unlinked like a file, but the
+job runs about a fifth faster on links than on distinct files (20.1 s against 25.9 s at
+1,000,000, measured here), so links serve the memory measurement at 10 million, and the
+time comparison with stock runs on distinct files. Every file made is dated 10 days back; both contenders run with a margin of one day (`--older-than 1d`;
 stock: `older_than` = now less a day, its minimum).
 
 icemaint runs as `icemaint orphans` in its own process (as cron would), verifying (the
@@ -30,8 +35,10 @@ import time
 from pathlib import Path
 
 from common import write_json
+from memory import descendants, peak_tree_mib, tree_rss_mib
 
 PER_FOLDER = 1_000
+FOLDERS_PER_TEMPLATE = 60  # ext4 allows 65,000 links to one file
 LIVE_COMMITS = 10
 OLD = time.time() - 10 * 86400  # every file made looks 10 days old
 
@@ -41,6 +48,7 @@ def main() -> None:
     parser.add_argument("--orphans", type=int, default=1_000_000)
     parser.add_argument("--live", type=int, default=100_000)
     parser.add_argument("--stock", action="store_true", help="also run stock remove_orphan_files on an identical table")
+    parser.add_argument("--link-orphans", action="store_true", help="orphans as hard links (fast to make; see the module docstring)")
     parser.add_argument("--json-out")
     args = parser.parse_args()
 
@@ -52,7 +60,7 @@ def main() -> None:
     config = parse_config({}, source="bench", base_dir=home)
     catalog = get_catalog(config, config.default_catalog)
     contenders = ["icemaint orphans", *(["stock remove_orphan_files"] if args.stock else [])]
-    built = {name: build(catalog, f"bench.orphans_{i}", args.live, args.orphans) for i, name in enumerate(contenders)}
+    built = {name: build(catalog, f"bench.orphans_{i}", args.live, args.orphans, args.link_orphans) for i, name in enumerate(contenders)}
     rows = []
     for name in contenders:
         table, live_paths, planted_folders = built[name]
@@ -63,12 +71,12 @@ def main() -> None:
         row |= check(table, live_paths, planted_folders, args.orphans)
         rows.append({"contender": name, **row})
         print(row, flush=True)
-    result = {"live": args.live, "orphans": args.orphans, "contenders": rows, "cpus": os.cpu_count()}
+    result = {"live": args.live, "orphans": args.orphans, "linked": args.link_orphans, "contenders": rows, "cpus": os.cpu_count()}
     print_table(result)
     write_json(args.json_out, result)
 
 
-def build(catalog, name: str, live: int, orphans: int):  # type: ignore[no-untyped-def]
+def build(catalog, name: str, live: int, orphans: int, link: bool):  # type: ignore[no-untyped-def]
     """A metadata-only table of `live` data files and `orphans` empty old files beside them."""
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.schema import Schema
@@ -90,9 +98,19 @@ def build(catalog, name: str, live: int, orphans: int):  # type: ignore[no-untyp
                                                            partition=Record(), record_count=1, file_size_in_bytes=1))
         table = catalog.load_table(name)
     folders = -(-orphans // PER_FOLDER)
+    templates = root.parent / f".{root.name}-orphan-templates"  # outside the table location: never listed
     for folder in range(folders):
         base = root / "data" / f"orphan-{folder:05d}"
-        _touch([base / f"o-{i:04d}.parquet" for i in range(min(PER_FOLDER, orphans - folder * PER_FOLDER))])
+        names = [base / f"o-{i:04d}.parquet" for i in range(min(PER_FOLDER, orphans - folder * PER_FOLDER))]
+        if not link:
+            _touch(names)
+            continue
+        template = templates / f"{folder // FOLDERS_PER_TEMPLATE}"
+        if folder % FOLDERS_PER_TEMPLATE == 0:
+            _touch([template])
+        base.mkdir(parents=True, exist_ok=True)
+        for path in names:
+            os.link(template, path)
     print(f"built {name}: {live:,} live, {orphans:,} orphans in {time.monotonic() - started:.0f} s", flush=True)
     return table, live_paths, folders
 
@@ -121,7 +139,7 @@ def run_icemaint(home: Path, name: str) -> dict:  # type: ignore[type-arg]
         while not stop.is_set():
             below = descendants(proc.pid)
             sampled["others"] = max(sampled["others"], len(below))
-            sampled["tree_mib"] = max(sampled["tree_mib"], sum(_rss_kib(pid) for pid in [proc.pid, *below]) / 1024)
+            sampled["tree_mib"] = max(sampled["tree_mib"], tree_rss_mib(proc.pid))
             stop.wait(0.2)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -168,39 +186,6 @@ def check(table, live_paths: list[Path], planted_folders: int, orphans: int) -> 
             needed.extend(e.data_file.file_path for e in manifest.fetch_manifest_entry(table.io, discard_deleted=True))
         referenced_missing += sum(1 for p in needed if not Path(p.removeprefix("file://").removeprefix("file:")).exists())
     return {"orphans_left": orphans_left, "live_missing": live_missing, "referenced_missing": referenced_missing, "orphans_planted": orphans}
-
-
-def descendants(pid: int) -> list[int]:
-    found, pending = [], [pid]
-    while pending:
-        current = pending.pop()
-        try:
-            for task in Path(f"/proc/{current}/task").iterdir():
-                children = [int(c) for c in (task / "children").read_text().split()]
-                found.extend(children)
-                pending.extend(children)
-        except OSError:
-            continue
-    return found
-
-
-def _rss_kib(pid: int) -> int:
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0
-    return next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")), 0)
-
-
-def peak_tree_mib() -> float:
-    total = 0
-    for pid in [os.getpid(), *descendants(os.getpid())]:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
-    return total / 1024
 
 
 def print_table(result: dict) -> None:  # type: ignore[type-arg]

@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from common import fresh_embedded, generate_cdc, reset_to, write_json
+from memory import peak_tree_mib
 
 HERE = Path(__file__).resolve().parent
 # (Spark master, max_concurrent_groups, max_group_bytes as a share of the table's bytes: None is the default)
@@ -91,7 +92,7 @@ def run_one(task: dict) -> None:
     result = run_job(config, ref, task["job"], options)
     job_s = time.perf_counter() - started
     assert result.status == "committed", result.error
-    peak = peak_rss_mib()
+    peak = peak_tree_mib()
     after = content_fingerprint(spark, ref)
     assert (after.rows, after.fingerprint) == (task["rows"], task["fingerprint"]), f"{task['job']} changed the content"
     Path(task["out"]).write_text(json.dumps({
@@ -100,35 +101,6 @@ def run_one(task: dict) -> None:
         "snapshots": result.counters.get("snapshots_published"), "groups": result.counters.get("groups_rewritten"),
         "data_files_rewritten": result.counters.get("data_files_rewritten"), "data_files_added": result.counters.get("data_files_added"),
     }))
-
-
-def peak_rss_mib() -> float:
-    """Peak resident memory of this process and every process below it (the Spark JVM)."""
-    total = 0
-    for pid in [os.getpid(), *descendants(os.getpid())]:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
-    return total / 1024
-
-
-def descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(parent, []).append(int(entry.name))
-    found, queue = [], [pid]
-    while queue:
-        for child in children.get(queue.pop(), []):
-            found.append(child)
-            queue.append(child)
-    return found
 
 
 if __name__ == "__main__":
