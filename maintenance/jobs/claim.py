@@ -54,24 +54,30 @@ class _NoNewerEpoch(ValidatableTableRequirement):
 
 def claim_table(load: Callable[[], Table], fence: Fence) -> None:
     """Write our epoch into the table unless it already names it (see the module docstring)."""
+    fence.assert_held("claim")
     for _ in range(ATTEMPTS):
-        table = load()
-        named = parse_epoch(table.metadata.properties.get(EPOCH_PROPERTY))
-        fence.advance_past(named)
-        if named == fence.epoch:
+        if _claimed(load(), fence):
+            faults.point("claimed")
             return
-        fence.before_commit(named, fence.epoch, None)
-        if fence.time_left() <= 0:
-            raise FencedError(f"claim refused: the lease on {fence.keeper.lease.table} is not proven for long enough")
-        requirements: tuple = (AssertTableUUID(uuid=table.metadata.table_uuid),)
-        if not isinstance(table.catalog, RestCatalog):
-            requirements += (_NoNewerEpoch(epoch=fence.epoch),)
-        try:
-            table.catalog.commit_table(table, requirements, (SetPropertiesUpdate(updates={EPOCH_PROPERTY: str(fence.epoch)}),))
-        except CommitFailedException:
-            continue  # another commit landed first: look again
-        except (OSError, ConnectionError, SQLAlchemyError) as exc:
-            raise CatalogUnavailableError(f"claim table: the catalog did not answer ({type(exc).__name__})") from exc
-        faults.point("claimed")
-        return
     raise ConflictError(f"claim table: {ATTEMPTS} attempts in a row lost a race with other commits")
+
+
+def _claimed(table: Table, fence: Fence) -> bool:
+    """One attempt: True once the table names our epoch, False if another commit won the race."""
+    named = parse_epoch(table.metadata.properties.get(EPOCH_PROPERTY))
+    fence.advance_past(named)
+    if named == fence.epoch:
+        return True
+    fence.before_commit(named, fence.epoch, None)
+    if fence.time_left() <= 0:
+        raise FencedError(f"claim refused: the lease on {fence.keeper.lease.table} is not proven for long enough")
+    requirements: tuple = (AssertTableUUID(uuid=table.metadata.table_uuid),)
+    if not isinstance(table.catalog, RestCatalog):
+        requirements += (_NoNewerEpoch(epoch=fence.epoch),)
+    try:
+        table.catalog.commit_table(table, requirements, (SetPropertiesUpdate(updates={EPOCH_PROPERTY: str(fence.epoch)}),))
+    except CommitFailedException:
+        return False  # another commit landed first: look again
+    except (OSError, ConnectionError, SQLAlchemyError) as exc:
+        raise CatalogUnavailableError(f"claim table: the catalog did not answer ({type(exc).__name__})") from exc
+    return True
