@@ -252,7 +252,7 @@ def test_a_table_page_shows_its_partitions_and_a_run_that_just_happened(spark, c
     from maintenance.jobs.runner import run_job
 
     ref, _, _ = cdc_table(ref=TableRef(config.default_catalog, ("shop",), "events"), rows=2000, commits=4, update_ratio=0.3)
-    before = run_job(config, ref, "orphans")  # a noop (nothing is 3 days old): records the health as it is
+    before = run_job(config, ref, "expire")  # a noop (nothing is 5 days old): records the health as it is (ORPHANS would not: JobSpec.health_after)
     cdc_table(ref=ref, rows=800, commits=2, update_ratio=0.3, seed=7)  # more commits by the "sink"
     result = run_job(config, ref, "merge", verify=True)
     assert before.status == "noop" and result.status == "committed" and result.content_verified, result.error
