@@ -36,6 +36,13 @@ from maintenance.errors import CatalogUnavailableError, ConflictError
 from maintenance.lease.fence import EPOCH_PROPERTY, Fence, FencedError, parse_epoch
 
 ATTEMPTS = 5
+PYICEBERG_WRITES_UP_TO = 2  # pyiceberg 0.12 refuses to write format-3 metadata ("Writing V3 is not yet supported")
+
+
+def claims_without_jvm(table: Table) -> bool:
+    """Whether pyiceberg can write this table's metadata: format 3 tables are claimed
+    through the Java table (`spark/fenced_table.py`), which starts Spark."""
+    return table.metadata.format_version <= PYICEBERG_WRITES_UP_TO
 
 
 class _NoNewerEpoch(ValidatableTableRequirement):

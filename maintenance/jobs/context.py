@@ -22,7 +22,7 @@ import structlog
 from maintenance import faults
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.jobs.claim import claim_table
+from maintenance.jobs.claim import claim_table, claims_without_jvm
 from maintenance.jobs.deletion import Deleted, FencedDeleter, References, discard_unpublished
 from maintenance.jobs.publish import Change, ContentChangedError, Publisher, Verification
 from maintenance.jobs.spec import PlanInput, Progress, no_progress
@@ -109,12 +109,13 @@ class JobContext:
 
     def claim(self) -> None:
         """Write this run's epoch into the table before a first effect that is not a commit.
-        Through the Java table when Spark is already up for this run; otherwise through
-        pyiceberg (`jobs/claim.py`), so a run that only deletes files never starts Spark."""
-        if "table" in self.__dict__:
-            self.table.claim()
-        else:
+        Through pyiceberg (`jobs/claim.py`), so a run that only deletes files never starts
+        Spark; through the Java table when this run has built it already, or when pyiceberg
+        cannot write the table's metadata (format 3)."""
+        if "table" not in self.__dict__ and claims_without_jvm(self.metadata.table):
             claim_table(lambda: load_table(self.config, self.ref), self.fence)
+        else:
+            self.table.claim()
 
     def delete_files(self, phases: Sequence[Iterable[str]], references: References, total: int | None = None, *, checksums: bool = True) -> Deleted:
         """Delete files, phase after phase, under the fence (`jobs/deletion.py`): the table is
