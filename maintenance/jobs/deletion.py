@@ -51,7 +51,7 @@ from maintenance import faults
 from maintenance.errors import IcemaintError
 from maintenance.lease.fence import EPOCH_PROPERTY, Fence, FencedError, parse_epoch
 from maintenance.table.bulk_delete import chunks, delete_objects
-from maintenance.table.paths import is_local, is_s3, normalise
+from maintenance.table.paths import is_local, is_s3, local_uri_path, normalise
 
 log = structlog.get_logger(__name__)
 WINDOW_S = 2.0  # a batch deletes for at most this long after its references were read
@@ -217,15 +217,7 @@ class FencedDeleter:
 def _plain_local_file(path: str) -> str | None:
     """The file a local location names, as pyiceberg's FileIO resolves it (the URI's path,
     not unquoted), for the plain spellings `/x`, `file:/x`, `file:///x`; None otherwise."""
-    if "?" in path or "#" in path:
-        return None
-    if path.startswith("/"):
-        return path
-    if path.startswith("file:///"):
-        return path[7:]
-    if path.startswith("file:/") and not path.startswith("file://"):
-        return path[5:]
-    return None
+    return None if "?" in path or "#" in path else local_uri_path(path)
 
 
 def _pool_for(batch: Sequence[str]) -> ThreadPoolExecutor | _InCallingThread:

@@ -42,17 +42,24 @@ def _plain_local(path: str) -> str | None:
     files asks for millions of keys). None when the general rule must decide."""
     if "%" in path:
         return None
-    if path.startswith("/"):
-        local = path
-    elif path.startswith("file:///"):
-        local = path[7:]
-    elif path.startswith("file:/") and not path.startswith("file://"):
-        local = path[5:]
-    else:
+    local = local_uri_path(path)
+    if local is None:
         return None
     if "//" in local or (local is not path and ("?" in local or "#" in local)):
         return None
     return local.rstrip("/") or "/"
+
+
+def local_uri_path(path: str) -> str | None:
+    """The path part, as written (not unquoted), of a local location spelled `/x`, `file:/x`
+    or `file:///x`; None for any other spelling (a host, another scheme)."""
+    if path.startswith("/"):
+        return path
+    if path.startswith("file:///"):
+        return path[7:]
+    if path.startswith("file:/") and not path.startswith("file://"):
+        return path[5:]
+    return None
 
 
 def is_s3(path: str) -> bool:

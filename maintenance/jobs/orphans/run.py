@@ -35,7 +35,7 @@ def _delete_orphans(ctx: JobContext, plan: OrphanPlan) -> JobOutcome:
     newest = references.refresh()
     if normalise(newest.metadata_location) != normalise(plan.metadata_location):
         plan = OrphanFinder(plan.referenced, older_than_ms=plan.older_than_ms).without_referenced(plan)
-        plan.metadata_location = newest.metadata_location
+        plan.snapshot_id, plan.metadata_location = newest.metadata.current_snapshot_id, newest.metadata_location
     counters = plan.counters()
     if plan.empty:
         return JobOutcome(NOOP, counters=counters)
