@@ -42,13 +42,14 @@ COUNTERS: dict[str, str] = {
     "files_already_gone": "files to delete that were already gone (a rerun after an interrupted run)",
     "files_referenced_since_planning": "files to delete that newer metadata references: kept",
     "files_deleted_per_second": "files deleted per second of deleting (reference checks and lease proofs included)",
+    "would_delete_unnamed": "files a dry run of EXPIRE or ORPHANS would delete beyond the first 10,000 it names in would_delete",
 }
 
 # Dry runs list what they would do; these are lists, not counts.
 LISTS: dict[str, str] = {
     "checkpoint_snapshot_ids": "per checkpoint key, the snapshot kept as the writer's resume point",
     "snapshot_ids_to_expire": "the snapshots a dry run of EXPIRE would remove",
-    "would_delete": "the files a dry run of EXPIRE or ORPHANS would delete",
+    "would_delete": "the files a dry run of EXPIRE or ORPHANS would delete (the first 10,000; jobs/candidates.py)",
     "groups": "the file groups a dry run of MERGE or COMPACT would rewrite, in order (partitions, data files, input bytes, expected output files, reader benefit, the files)",
 }
 

@@ -331,6 +331,16 @@ def option(default: Any, kind: Kind, help: str, *, policy_key: str | None | bool
     return dataclasses.field(default=default, metadata={"icemaint.option": declaration})
 
 
+MEMORY_BUDGET = 256 * 1024**2
+
+
+def memory_budget_option(holds: str) -> Any:
+    """The `memory_budget` option of the jobs that hold a table's file paths (ORPHANS, EXPIRE):
+    one default and one meaning. `holds` says what the job keeps within it."""
+    return option(MEMORY_BUDGET, SIZE, f"Memory {holds} may take before they move to temporary files on disk (table/key_set.py); "
+                  f"the metadata and listings are read streaming whatever the budget.")
+
+
 @dataclass(frozen=True)
 class OptionSpec:
     """One option of one job, as everything that reads options sees it."""

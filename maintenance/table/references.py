@@ -7,7 +7,7 @@ and manifests through pyiceberg, in parallel), never the data.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import structlog
@@ -18,9 +18,10 @@ from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 
+from maintenance.table.key_set import KeySet
 from maintenance.table.manifest_paths import manifest_paths
 from maintenance.table.paths import normalise
-from maintenance.table.pool import parallel_map
+from maintenance.table.pool import parallel_iter, parallel_map
 
 log = structlog.get_logger(__name__)
 VERSION_HINT = "version-hint.text"
@@ -37,13 +38,11 @@ def manifests_of(io: FileIO, snapshots: Iterable[Snapshot], missing: list[str] |
     return found
 
 
-def content_paths(io: FileIO, manifests: Iterable[ManifestFile], *, live_only: bool, missing: list[str] | None = None) -> set[str]:
-    """Data and delete files the manifests name (only ADDED/EXISTING entries if `live_only`)."""
-    found: set[str] = set()
+def content_paths(io: FileIO, manifests: Iterable[ManifestFile], *, live_only: bool, missing: list[str] | None = None) -> Iterator[list[str]]:
+    """Data and delete files the manifests name (only ADDED/EXISTING entries if `live_only`),
+    as the metadata spells them, one manifest's at a time (a few manifests are read ahead)."""
     read = _tolerant(lambda m: manifest_paths(io, m.manifest_path, live_only=live_only), lambda m: m.manifest_path, missing)
-    for paths in parallel_map(read, list(manifests), lambda m: m.manifest_path):
-        found.update(normalise(p) for p in paths)
-    return found
+    return parallel_iter(read, list(manifests), lambda m: m.manifest_path)
 
 
 def _tolerant(read: Callable, name: Callable, missing: list[str] | None) -> Callable:  # type: ignore[type-arg]
@@ -77,7 +76,7 @@ class ReferencedFiles:
     a manifest list or manifest read once (they are immutable) is never read again, so
     adding the newest metadata of a table that moved reads only its new manifests."""
 
-    keys: set[str] = field(default_factory=set)
+    keys: KeySet = field(default_factory=KeySet)  # spills to disk past its budget
     live_only: bool = False
     log_versions: bool = True
     metadata_versions_read: int = 0
@@ -124,7 +123,8 @@ class ReferencedFiles:
         manifests = {key: m for key, m in manifests_of(io, new, missing).items() if key not in self._manifests}
         self._manifests.update(manifests)
         self.keys.update(manifests)
-        self.keys.update(content_paths(io, manifests.values(), live_only=self.live_only, missing=missing))
+        for paths in content_paths(io, manifests.values(), live_only=self.live_only, missing=missing):
+            self.keys.update(normalise(p) for p in paths)
 
     def knows_manifest(self, path: str) -> bool:
         return normalise(path) in self._manifests
@@ -152,25 +152,33 @@ class NewestReferences:
         return path in self.referenced
 
 
-def missing_files(table: Table) -> list[str]:
+def missing_files(table: Table, budget_bytes: int = 128 * 1024**2) -> list[str]:
     """Files that some snapshot of the table still needs (manifest lists, manifests, live data
     and delete files) and that are not there. Should always be empty: EXPIRE and ORPHANS
-    check it after deleting, as part of their verification."""
+    check it after deleting, as part of their verification. The needed files are a `KeySet`
+    (`budget_bytes`) and the listing streams: a table of tens of millions of files is checked
+    in bounded memory."""
     from maintenance.table.listing import walk_location
     from maintenance.table.paths import is_under
 
     snapshots = [s for s in table.metadata.snapshots if s.manifest_list]
-    needed = {normalise(s.manifest_list) for s in snapshots}
-    unreadable: list[str] = []  # a missing manifest list or manifest is reported, not raised
-    manifests = manifests_of(table.io, snapshots, unreadable)
-    needed.update(manifests)
-    needed.update(content_paths(table.io, manifests.values(), live_only=True, missing=unreadable))
-    location = table.location()
-    unlisted = {key for key in needed if is_under(key, location)}
-    for batch in walk_location(table.io, location):  # streamed: the location may hold millions of other files
-        unlisted.difference_update(normalise(f.location) for f in batch)
-    gone = unlisted | {key for key in needed if not is_under(key, location) and not table.io.new_input(key).exists()}
-    return sorted(gone | {normalise(p) for p in unreadable})
+    needed = KeySet(budget_bytes)
+    try:
+        needed.update(normalise(s.manifest_list) for s in snapshots)
+        unreadable: list[str] = []  # a missing manifest list or manifest is reported, not raised
+        manifests = manifests_of(table.io, snapshots, unreadable)
+        needed.update(manifests)
+        for paths in content_paths(table.io, manifests.values(), live_only=True, missing=unreadable):
+            needed.update(normalise(p) for p in paths)
+        location = table.location()
+        elsewhere = list(needed.outside(normalise(location).rstrip("/") + "/"))  # usually none: checked one by one
+        for batch in walk_location(table.io, location):
+            needed.discard_present([normalise(f.location) for f in batch])
+        gone = {key for key in needed if is_under(key, location)}
+        gone.update(key for key in elsewhere if not table.io.new_input(key).exists())
+        return sorted(gone | {normalise(p) for p in unreadable})
+    finally:
+        needed.close()
 
 
 def manifest_list_digest(table: Table, snapshot_id: int) -> str:

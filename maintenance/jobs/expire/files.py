@@ -16,7 +16,7 @@ metadata version in the log names.)
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import structlog
@@ -27,10 +27,12 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.statistics import PartitionStatisticsFile, StatisticsFile
 
+from maintenance.jobs.candidates import Candidates
+from maintenance.jobs.options import MEMORY_BUDGET
+from maintenance.table.key_set import KeySet
 from maintenance.table.listing import ListedFile, list_location
-from maintenance.table.manifest_paths import manifest_paths
 from maintenance.table.paths import is_under, normalise
-from maintenance.table.references import ReferencedFiles, manifests_of, statistics_paths
+from maintenance.table.references import ReferencedFiles, content_paths, manifests_of, statistics_paths
 
 log = structlog.get_logger(__name__)
 _METADATA_VERSION = re.compile(r"^(?:(?P<n>\d+)-[^/]+|v(?P<v>\d+))(?:\.gz)?\.metadata\.json(?:\.gz)?$")
@@ -42,11 +44,11 @@ Statistics = StatisticsFile | PartitionStatisticsFile
 class ExpiredFiles:
     manifest_lists: list[str]
     manifests: list[str]
-    content_files: list[str]
+    content_files: Candidates  # may be millions: spooled past their share of the budget
     statistics_files: list[str]
 
     @property
-    def phases(self) -> list[list[str]]:
+    def phases(self) -> list[Iterable[str]]:
         """In deletion order: content, manifests, manifest lists, statistics."""
         return [self.content_files, self.manifests, self.manifest_lists, self.statistics_files]
 
@@ -61,38 +63,53 @@ class LeftBehind:
     metadata_versions_read: int = 0
 
 
-def retained_references(table: Table, retained: Iterable[Snapshot]) -> ReferencedFiles:
+def retained_references(table: Table, retained: Iterable[Snapshot], budget_bytes: int = MEMORY_BUDGET // 2) -> ReferencedFiles:
     """Everything the retained snapshots still use: their manifest lists, manifests, live
-    content files and statistics files. (A deletion then adds what newer metadata names:
-    `table.references.NewestReferences`.)"""
+    content files and statistics files, in a `KeySet` of `budget_bytes`. (A deletion then adds
+    what newer metadata names: `table.references.NewestReferences`.)"""
     retained = list(retained)
-    references = ReferencedFiles(live_only=True, log_versions=False)
+    references = ReferencedFiles(keys=KeySet(budget_bytes), live_only=True, log_versions=False)
     references.keys.update(statistics_paths(table.metadata, {s.snapshot_id for s in retained}))
     references.add_snapshots(table.io, retained)
     return references
 
 
-def files_of_expired(io: FileIO, expired: Iterable[Snapshot], statistics: Iterable[Statistics], retained: ReferencedFiles) -> ExpiredFiles:
-    """Locations (as the metadata spells them) that only the expired snapshots referenced:
-    none that `retained` names. `statistics` are the statistics files of the expired
-    snapshots. A manifest an interrupted expiry already deleted names nothing more."""
+def files_of_expired(io: FileIO, expired: Iterable[Snapshot], statistics: Iterable[Statistics], retained: ReferencedFiles, location: str,
+                     budget_bytes: int = MEMORY_BUDGET // 4) -> tuple[ExpiredFiles, int]:
+    """Locations (as the metadata spells them) under `location` that only the expired
+    snapshots referenced: none that `retained` names; and how many such files lie outside
+    `location` (kept). `statistics` are the statistics files of the expired snapshots. A
+    manifest an interrupted expiry already deleted names nothing more.
+
+    Memory: the expired manifests' paths are read one manifest at a time; the content files
+    found so far (to name each once) are a `KeySet` of half of `budget_bytes`, the ones to
+    delete a `Candidates` spool of the other half."""
     expired = list(expired)
+    root = normalise(location).rstrip("/") + "/"
     lists = sorted({s.manifest_list for s in expired if s.manifest_list and s.manifest_list not in retained})
     gone = {key: m for key, m in manifests_of(io, expired, missing=[]).items() if key not in retained.keys}
-    spelled: dict[str, str] = {}
-    for manifest in gone.values():
-        try:
-            paths = manifest_paths(io, manifest.manifest_path, live_only=True)
-        except FileNotFoundError:
-            continue
-        for path in paths:
-            spelled.setdefault(normalise(path), path)
-    return ExpiredFiles(
-        manifest_lists=lists,
-        manifests=sorted(m.manifest_path for m in gone.values()),
-        content_files=sorted(path for key, path in spelled.items() if key not in retained.keys),
-        statistics_files=sorted({f.statistics_path for f in statistics if f.statistics_path not in retained}),
-    )
+    content = Candidates(budget_bytes // 2)
+    seen = KeySet(budget_bytes // 2)
+    outside = 0
+    try:
+        for paths in content_paths(io, gone.values(), live_only=True, missing=[]):
+            keys = [normalise(path) for path in paths]
+            known = seen.present(keys) | retained.keys.present(keys)
+            for path, key in zip(paths, keys):
+                if key in known:
+                    continue
+                known.add(key)
+                if key.startswith(root):
+                    content.add_path(path)
+                else:
+                    outside += 1
+            seen.update(keys)
+    finally:
+        seen.close()
+    statistics_files = sorted({f.statistics_path for f in statistics if f.statistics_path not in retained})
+    within = [[p for p in phase if is_under(p, location)] for phase in (sorted(m.manifest_path for m in gone.values()), lists, statistics_files)]
+    outside += len(gone) + len(lists) + len(statistics_files) - sum(map(len, within))
+    return ExpiredFiles(manifest_lists=within[1], manifests=within[0], content_files=content, statistics_files=within[2]), outside
 
 
 def statistics_of(metadata: TableMetadata, snapshot_ids: set[int]) -> list[Statistics]:
@@ -131,16 +148,25 @@ def left_behind(table: Table, metadata_listing: list[ListedFile]) -> LeftBehind:
 
 @dataclass
 class Deletable:
-    """What expiry deletes, and what it leaves because it lies outside the table."""
+    """What expiry deletes (within the table location), and how many files it leaves because
+    they lie outside it. `close()` drops the spooled content files."""
 
     files: ExpiredFiles
     old_metadata: list[str]
-    phases: list[list[str]]  # in deletion order: content, manifests, manifest lists, statistics, old metadata
     outside: int
 
     @property
-    def paths(self) -> list[str]:
-        return [path for phase in self.phases for path in phase]
+    def phases(self) -> list[Iterable[str]]:
+        """In deletion order: content, manifests, manifest lists, statistics, old metadata."""
+        return [*self.files.phases, self.old_metadata]
+
+    @property
+    def count(self) -> int:
+        return sum(len(phase) for phase in (self.files.content_files, self.files.manifests, self.files.manifest_lists,
+                                            self.files.statistics_files, self.old_metadata))
+
+    def paths(self) -> Iterator[str]:
+        return (path for phase in self.phases for path in phase)
 
     def counters(self) -> dict[str, int]:
         return {
@@ -152,17 +178,21 @@ class Deletable:
             "files_outside_location_kept": self.outside,
         }
 
+    def close(self) -> None:
+        self.files.content_files.close()
 
-def files_to_delete(after: Table, expired: list[Snapshot], statistics: list[Statistics], retained: ReferencedFiles, old_metadata: list[str]) -> Deletable:
+
+def files_to_delete(after: Table, expired: list[Snapshot], statistics: list[Statistics], retained: ReferencedFiles, old_metadata: list[str],
+                    budget_bytes: int = MEMORY_BUDGET // 4) -> Deletable:
     """The files only `expired` referenced that no retained snapshot needs (`retained`, read
     from the metadata `after` the expiry), plus `old_metadata`, within the table location."""
-    files = files_of_expired(after.io, expired, statistics, retained)
     location = after.location()
-    phases = [[p for p in phase if is_under(p, location)] for phase in [*files.phases, old_metadata]]
-    outside = len(files.content_files) + len(files.manifests) + len(files.manifest_lists) + len(files.statistics_files) + len(old_metadata) - sum(map(len, phases))
+    files, outside = files_of_expired(after.io, expired, statistics, retained, location, budget_bytes)
+    old = [path for path in old_metadata if is_under(path, location)]
+    outside += len(old_metadata) - len(old)
     if outside:
         log.warning("files of expired snapshots outside the table location are left alone", count=outside)
-    return Deletable(files, old_metadata, phases, outside)
+    return Deletable(files, old, outside)
 
 
 def metadata_folder_listing(table: Table) -> list[ListedFile]:

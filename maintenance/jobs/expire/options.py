@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from maintenance.jobs.options import DURATION, FLAG, INTEGER_AT_LEAST_1, STRINGS, option
+from maintenance.jobs.options import DURATION, FLAG, INTEGER_AT_LEAST_1, STRINGS, memory_budget_option, option
 
 DEFAULT_CHECKPOINT_KEYS = ("flink.max-committed-checkpoint-id",)
 
@@ -31,6 +31,8 @@ class ExpireOptions:
         False, FLAG, "Also remove the partition specs and schemas no retained snapshot uses (never the current ones), as Iceberg's "
         "expire_snapshots(clean_expired_metadata) does.", iceberg="clean-expired-metadata",
     )
+
+    memory_budget: int = memory_budget_option("the retained snapshots' files (half of it) and the expired snapshots' files (a quarter)")
 
     @property
     def all_checkpoint_keys(self) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ from pyiceberg.table.snapshots import Snapshot
 
 from maintenance.durations import format_duration
 from maintenance.errors import UsageError
+from maintenance.jobs.candidates import named
 from maintenance.jobs.expire.files import (
     LeftBehind,
     files_to_delete,
@@ -75,10 +76,17 @@ class ExpiryPlan:
             return planned
         table, planned_ids = self.table, set(self.snapshot_ids)  # a dry run says what it would delete
         expired = [s for s in table.metadata.snapshots if s.snapshot_id in planned_ids]
-        retained = retained_references(table, [s for s in table.metadata.snapshots if s.snapshot_id not in planned_ids])
-        statistics = [*statistics_of(table.metadata, planned_ids), *self.left_behind.statistics]
-        deletable = files_to_delete(table, [*expired, *self.left_behind.snapshots], statistics, retained, self.old_metadata)
-        return {**planned, **deletable.counters(), "snapshot_ids_to_expire": self.snapshot_ids, "would_delete": deletable.paths}
+        budget = self.options.memory_budget
+        retained = retained_references(table, [s for s in table.metadata.snapshots if s.snapshot_id not in planned_ids], budget // 2)
+        try:
+            statistics = [*statistics_of(table.metadata, planned_ids), *self.left_behind.statistics]
+            deletable = files_to_delete(table, [*expired, *self.left_behind.snapshots], statistics, retained, self.old_metadata, budget // 4)
+            try:
+                return {**planned, **deletable.counters(), "snapshot_ids_to_expire": self.snapshot_ids, **named(deletable.paths(), deletable.count)}
+            finally:
+                deletable.close()
+        finally:
+            retained.keys.close()
 
 
 def plan(inputs: PlanInput, options: ExpireOptions) -> ExpiryPlan:

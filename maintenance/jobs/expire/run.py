@@ -21,6 +21,7 @@ from maintenance.catalogs import load_table
 from maintenance.errors import ConflictError
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.expire.files import (
+    Deletable,
     files_to_delete,
     old_metadata_versions,
     retained_references,
@@ -30,10 +31,11 @@ from maintenance.jobs.expire.plan import ExpiryPlan, plan_expiry
 from maintenance.jobs.outcome import COMMITTED, JobOutcome, attach_partial
 from maintenance.spark.jvm import JavaObject, java_long, jvm
 from maintenance.table.health import TableHealth
-from maintenance.table.references import NewestReferences
+from maintenance.table.references import NewestReferences, ReferencedFiles
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
+    from pyiceberg.table.snapshots import Snapshot
     from pyspark.sql import SparkSession
 
 log = structlog.get_logger(__name__)
@@ -64,9 +66,22 @@ def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
     kept_ids = {s.snapshot_id for s in after.metadata.snapshots}
     expired = [s for s in before.metadata.snapshots if s.snapshot_id in planned and s.snapshot_id not in kept_ids]
     earlier = [s for s in left.snapshots if s.snapshot_id not in kept_ids]
-    retained = retained_references(after, after.metadata.snapshots)
-    statistics = [*statistics_of(before.metadata, {s.snapshot_id for s in expired}), *left.statistics]
-    deletable = files_to_delete(after, [*expired, *earlier], statistics, retained, old_metadata_versions(after))
+    budget = plan.options.memory_budget
+    retained = retained_references(after, after.metadata.snapshots, budget // 2)
+    try:
+        statistics = [*statistics_of(before.metadata, {s.snapshot_id for s in expired}), *left.statistics]
+        deletable = files_to_delete(after, [*expired, *earlier], statistics, retained, old_metadata_versions(after), budget // 4)
+        try:
+            return _delete(ctx, plan, before, after, expired, earlier, retained, deletable)
+        finally:
+            deletable.close()
+    finally:
+        retained.keys.close()
+
+
+def _delete(ctx: JobContext, plan: ExpiryPlan, before: Table, after: Table, expired: list[Snapshot], earlier: list[Snapshot],
+            retained: ReferencedFiles, deletable: Deletable) -> JobOutcome:
+    """Delete what the committed expiry left unreferenced; the outcome, whatever stops it."""
     done = JobOutcome(
         COMMITTED,
         counters={
@@ -82,7 +97,7 @@ def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
         effect=f"expired {len(expired) + len(earlier):,} snapshot(s) in metadata {after.metadata_location.rsplit('/', 1)[-1]}; "
                f"expiring adds no snapshot",
     )
-    if deletable.paths:
+    if deletable.count:
         try:
             ctx.delete_files(deletable.phases, NewestReferences(lambda: load_table(ctx.config, ctx.ref), retained, after.metadata_location))
         except BaseException as exc:

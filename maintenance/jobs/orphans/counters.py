@@ -13,5 +13,4 @@ COUNTERS: dict[str, str] = {
     "listing_seconds": "how long listing the table location (and sorting its files out) took",
     "files_listed_per_second": "files listed and sorted out per second",
     "inventory_age_seconds": "how old the S3 Inventory report the location was listed from is (with --inventory)",
-    "would_delete_unnamed": "orphans a dry run found beyond the first 10,000 it names in would_delete",
 }

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from pyiceberg.table import Table
 
-from maintenance.jobs.options import DURATION, FLAG, LOCATION, SIZE, OptionCheckError, option
+from maintenance.jobs.options import DURATION, FLAG, LOCATION, OptionCheckError, memory_budget_option, option
 from maintenance.table.paths import is_s3
 
 MIN_OLDER_THAN_S = 3600
@@ -15,8 +15,7 @@ MIN_OLDER_THAN_S = 3600
 @dataclass(frozen=True)
 class OrphansOptions:
     older_than: float = option(3 * 24 * 3600.0, DURATION, "Only files last modified longer ago than this are deleted.")
-    memory_budget: int = option(256 * 1024**2, SIZE, "Memory the orphans found may take before they spool to a temporary file (a quarter of "
-                                "this); the listing streams whatever the budget.")
+    memory_budget: int = memory_budget_option("the referenced paths (half of it) and the orphans found (a quarter)")
     inventory: str | None = option(None, LOCATION, "List the table location from an S3 Inventory report instead of LIST requests: its "
                                    "manifest.json, or the report configuration's folder (its newest complete report).", metavar="LOCATION")
     force: bool = option(False, FLAG, "Allow a margin below 1 hour (command line only).", policy_key=False)

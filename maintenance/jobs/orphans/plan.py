@@ -9,8 +9,9 @@ another table's metadata: its files would all look orphaned.
 Memory is bounded whatever the number of files under the location: the listing streams
 folder by folder (`walk_location`), each file is sorted out as it comes and forgotten, and
 the orphans found spool to a temporary file past a quarter of the memory budget
-(`candidates.py`). What stays in memory is the referenced paths (a set of the metadata's
-files: about 150 bytes each) and one folder's listing.
+(`candidates.py`). The referenced paths (about 150 bytes each as Python strings) move to a
+temporary SQLite file past half the budget (`table/key_set.py`); a folder's files are
+looked up together. What stays in memory is one folder's listing and the budget.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any
 
 import structlog
@@ -25,11 +27,12 @@ from pyiceberg.table import Table
 
 from maintenance.durations import format_duration
 from maintenance.errors import IcemaintError
-from maintenance.jobs.orphans.candidates import Candidates
+from maintenance.jobs.candidates import Candidates, named
 from maintenance.jobs.orphans.options import OrphansOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.jobs.staging import is_staged
 from maintenance.table.inventory import InventoryReport, find_report, read_report, walk_inventory
+from maintenance.table.key_set import KeySet
 from maintenance.table.listing import ListedFile, walk_location
 from maintenance.table.paths import authority_of, is_local, normalise, without_authority
 from maintenance.table.references import ReferencedFiles
@@ -42,7 +45,7 @@ class OrphanSafetyError(IcemaintError):
     """Orphan cleanup found something it cannot decide safely; it deleted nothing."""
 
 
-DETAIL_LIMIT = 10_000  # paths a dry run's `would_delete` names; the rest are counted
+REFILTER_BATCH = 10_000  # candidates looked up together when the references grew
 
 
 @dataclass
@@ -90,8 +93,7 @@ class OrphanPlan:
             found["inventory_age_seconds"] = round(time.time() - self.inventory_created_ms / 1000)
         if not detail:
             return found
-        named = self.candidates.first(DETAIL_LIMIT)
-        return {**found, "would_delete": named, "would_delete_unnamed": self.candidates.count - len(named)}
+        return {**found, **named(self.candidates, self.candidates.count)}
 
 
 def plan(inputs: PlanInput, options: OrphansOptions) -> OrphanPlan:
@@ -101,7 +103,7 @@ def plan(inputs: PlanInput, options: OrphansOptions) -> OrphanPlan:
     from maintenance.catalogs import load_table
 
     table = inputs.table
-    referenced = ReferencedFiles()
+    referenced = ReferencedFiles(keys=KeySet(options.memory_budget // 2))
     referenced.add_table(table)
     started = time.monotonic()
     folders: list[str] = []
@@ -146,22 +148,25 @@ class OrphanFinder:
         self._spellings: _OtherSpellings | None = None
 
     def add(self, files: list[ListedFile]) -> None:
-        """Listed files, in any order and grouping (each is sorted out on its own)."""
+        """Listed files, in any order and grouping (each is sorted out on its own; the batch's
+        keys are looked up in the references together)."""
         for file in files:
             _refuse_nested_table(file, self.metadata_dir)
-        for file in files:
+        keys = [normalise(file.location) for file in files]
+        referenced = self.referenced.keys.present(keys)
+        spellings = self._other_spellings(keys[0]) if keys else None
+        for file, key in zip(files, keys):
             self.listed += 1
-            if self._is_orphan(file):
+            if self._is_orphan(file, key, key in referenced, spellings):
                 self.candidates.add(file)
             elif is_staged(file.relative):
                 self.occupied.update(_parents(file.relative))
 
-    def _is_orphan(self, file: ListedFile) -> bool:
-        key = normalise(file.location)
-        if key in self.referenced.keys:
+    def _is_orphan(self, file: ListedFile, key: str, referenced: bool, spellings: _OtherSpellings | None) -> bool:
+        if referenced:
             self.referenced_listed += 1
             return False
-        self._refuse_other_spelling(file.location, key)
+        _refuse_other_spelling(spellings, file.location, key)
         if _hidden(file.relative) and not _checksum_of_orphan(file, self.referenced):
             self.hidden += 1
             return False
@@ -170,12 +175,12 @@ class OrphanFinder:
             return False
         return True
 
-    def _refuse_other_spelling(self, location: str, key: str) -> None:
-        if self._spellings is None or self._spellings.size != len(self.referenced.keys):
+    def _other_spellings(self, key: str) -> _OtherSpellings:
+        """The referenced keys of other stores than `key`'s, recomputed when the references grew."""
+        size = len(self.referenced.keys)
+        if self._spellings is None or self._spellings.size != size:
             self._spellings = _OtherSpellings(self.referenced.keys, authority_of(key))
-        other = self._spellings.get(key)
-        if other is not None:
-            raise OrphanSafetyError(f"{location} is referenced as {other}: scheme or authority mismatch; nothing deleted")
+        return self._spellings
 
     def plan(self, newest: Table, staging_folders: list[str]) -> OrphanPlan:
         """What was found, as of the `newest` metadata (whose references are in `referenced`)."""
@@ -188,16 +193,30 @@ class OrphanFinder:
     def without_referenced(self, found: OrphanPlan) -> OrphanPlan:
         """`found` once the references grew (a commit landed): candidates they now name stay."""
         kept = Candidates(found.candidates.budget_bytes)
-        for file in found.candidates.files():
-            key = normalise(file.location)
-            if key in self.referenced.keys:
-                found.referenced_listed += 1
-                continue
-            self._refuse_other_spelling(file.location, key)
-            kept.add(file)
+        for batch in _batches(found.candidates.files(), REFILTER_BATCH):
+            keys = [normalise(file.location) for file in batch]
+            referenced = self.referenced.keys.present(keys)
+            spellings = self._other_spellings(keys[0])
+            for file, key in zip(batch, keys):
+                if key in referenced:
+                    found.referenced_listed += 1
+                    continue
+                _refuse_other_spelling(spellings, file.location, key)
+                kept.add(file)
         found.candidates.close()
         found.candidates = kept
         return found
+
+
+def _batches(files: Iterator[ListedFile], size: int) -> Iterator[list[ListedFile]]:
+    while batch := list(islice(files, size)):
+        yield batch
+
+
+def _refuse_other_spelling(spellings: _OtherSpellings | None, location: str, key: str) -> None:
+    other = spellings.get(key) if spellings is not None else None
+    if other is not None:
+        raise OrphanSafetyError(f"{location} is referenced as {other}: scheme or authority mismatch; nothing deleted")
 
 
 class _OtherSpellings:
@@ -205,9 +224,9 @@ class _OtherSpellings:
     part: a listed file whose path part is one of them is an ambiguity, never an orphan.
     Usually empty (a table's files share one store), so it costs nothing per listed file."""
 
-    def __init__(self, keys: set[str], listing_authority: str) -> None:
+    def __init__(self, keys: KeySet, listing_authority: str) -> None:
         self.size = len(keys)
-        self._by_path = {without_authority(key): key for key in keys if authority_of(key) != listing_authority}
+        self._by_path = {without_authority(key): key for key in keys.outside(listing_authority + "/")}
 
     def get(self, key: str) -> str | None:
         return self._by_path.get(without_authority(key)) if self._by_path else None

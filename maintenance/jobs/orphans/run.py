@@ -28,6 +28,7 @@ def run(ctx: JobContext, plan: OrphanPlan) -> JobOutcome:
         return _delete_orphans(ctx, plan)
     finally:
         plan.candidates.close()  # the spool, if the orphans took one
+        plan.referenced.keys.close()  # and the references' database, if they spilled
 
 
 def _delete_orphans(ctx: JobContext, plan: OrphanPlan) -> JobOutcome:

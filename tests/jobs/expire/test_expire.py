@@ -202,3 +202,38 @@ def test_expire_cleans_the_specs_and_schemas_only_expired_snapshots_used(spark, 
     assert [s.spec_id for s in after.partition_specs] == [after.default_spec_id]
     assert [s.schema_id for s in after.schemas] == [after.current_schema_id]
     frozen.assert_same()
+
+
+def test_a_small_memory_budget_spills_and_deletes_exactly_the_dead_files(spark, config: Config, cdc_table: CdcFactory, capsys) -> None:
+    """With a 4 KiB budget the retained snapshots' files, the expired ones seen and those to
+    delete all move to disk (`table/key_set.py`, `jobs/candidates.py`); the dry run names and
+    the run deletes exactly the content files the oracle (pyiceberg's full manifest reads, not
+    our path-only reader) finds dead, and no live one. The manifests are rewritten before
+    and after MERGE, so the expired manifests name each dead file twice (ADDED, then
+    EXISTING) and name live files too: both have to be looked up right once spilled."""
+    ref, _, model = cdc_table(shape=TableShape("identity", 3, "single"), rows=1500, commits=4, update_ratio=0.3, delete_ratio=0.05)
+    for job in ("manifests", "merge", "manifests"):
+        assert run_job(config, ref, job).status == COMMITTED, job
+    before = load_table(config, ref)
+    current = before.current_snapshot()
+    named = {e.data_file.file_path for s in before.snapshots() for m in s.manifests(before.io) for e in m.fetch_manifest_entry(before.io, discard_deleted=False)}
+    live = {e.data_file.file_path for m in current.manifests(before.io) for e in m.fetch_manifest_entry(before.io)}
+    dead = named - live
+    assert len(dead) > 10 and all(local(p).exists() for p in named)
+    current_manifests = {m.manifest_path for m in current.manifests(before.io)}
+    expired_only = [m for s in before.snapshots() for m in s.manifests(before.io) if m.manifest_path not in current_manifests]
+    in_expired = [e.data_file.file_path for m in {m.manifest_path: m for m in expired_only}.values() for e in m.fetch_manifest_entry(before.io)]
+    assert set(in_expired) & live and len(in_expired) > len(set(in_expired)), "the expired manifests name live files, and some file twice"
+
+    code, out, _ = in_process(capsys, "expire", str(ref), "--older-than", "0s", "--memory-budget", "4KiB", "--dry-run", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["would_delete_unnamed"] == 0
+    assert {p for p in report["would_delete"] if p in named} == dead
+    assert report["content_files_unreferenced"] == len(dead)
+
+    result = run_job(config, ref, "expire", ExpireOptions(max_snapshot_age=0, min_snapshots_to_keep=1, memory_budget=4 * 1024), verify=True)
+    assert result.status == COMMITTED and result.content_verified, result.error
+    assert not [p for p in dead if local(p).exists()] and all(local(p).exists() for p in live)
+    assert result.counters["content_files_unreferenced"] == len(dead)
+    assert missing_referenced_files(load_table(config, ref)) == []
+    assert spark_rows(spark, ref) == model_rows(model)

@@ -12,6 +12,7 @@ from maintenance.config import Config
 from maintenance.jobs.orphans.plan import OrphanSafetyError, plan_orphans
 from maintenance.jobs.outcome import COMMITTED, FAILED, NOOP, PLANNED, JobResult
 from maintenance.jobs.runner import run_job
+from maintenance.table.key_set import KeySet
 from maintenance.table.listing import ListedFile, list_location
 from maintenance.table.paths import normalise
 from maintenance.table.references import ReferencedFiles
@@ -214,8 +215,9 @@ def test_margin_below_an_hour_needs_force(capsys, config: Config, cdc_table: Cdc
         ("/w/t/data/a.parquet", "file:///w/t/data/b.parquet", True),
     ],
 )
-def test_spellings_of_one_file_are_one_file(referenced: str, listed: str, orphan: bool) -> None:
-    refs = ReferencedFiles(keys={normalise(referenced)})
+@pytest.mark.parametrize("budget", [1 << 20, 0], ids=["held", "spilled"])
+def test_spellings_of_one_file_are_one_file(referenced: str, listed: str, orphan: bool, budget: int) -> None:
+    refs = ReferencedFiles(keys=_key_set(budget, normalise(referenced)))
     plan = plan_orphans([ListedFile(listed, listed.rsplit("/t/", 1)[1], 0, 1)], refs, older_than_ms=1)
     assert bool(plan.candidates) == orphan
 
@@ -228,11 +230,20 @@ def test_spellings_of_one_file_are_one_file(referenced: str, listed: str, orphan
         ("hdfs://nn1/w/t/data/a.parquet", "file:///w/t/data/a.parquet"),
     ],
 )
-def test_authority_mismatch_stops_instead_of_deleting(referenced: str, listed: str) -> None:
+@pytest.mark.parametrize("budget", [1 << 20, 0], ids=["held", "spilled"])
+def test_authority_mismatch_stops_instead_of_deleting(referenced: str, listed: str, budget: int) -> None:
     from maintenance.table.paths import normalise
 
     with pytest.raises(OrphanSafetyError, match="mismatch"):
-        plan_orphans([ListedFile(listed, "data/a.parquet", 0, 1)], ReferencedFiles(keys={normalise(referenced)}), older_than_ms=1)
+        plan_orphans([ListedFile(listed, "data/a.parquet", 0, 1)], ReferencedFiles(keys=_key_set(budget, normalise(referenced))), older_than_ms=1)
+
+
+def _key_set(budget: int, *keys: str) -> KeySet:
+    """Referenced keys held in memory, or (budget 0) in the spilled database from the first key."""
+    found = KeySet(budget)
+    found.update(keys)
+    assert found.spilled == (budget == 0)
+    return found
 
 
 def test_staging_leftovers_and_checksums_of_orphans_are_candidates() -> None:

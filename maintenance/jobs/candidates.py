@@ -1,18 +1,28 @@
-"""The orphans a plan found, in the order found: in memory up to a share of the memory
-budget, then spooled to a temporary file, so that tens of millions of them cost disk, not
-memory, between planning and deleting."""
+"""The files a plan would delete (ORPHANS' orphans, EXPIRE's files of expired snapshots),
+in the order found: in memory up to a share of the memory budget, then spooled to a
+temporary file, so that tens of millions of them cost disk, not memory, between planning
+and deleting. A dry run names the first `DETAIL_LIMIT` and counts the rest."""
 
 from __future__ import annotations
 
 import json
 import sys
 import tempfile
-from collections.abc import Iterator
-from typing import IO
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from typing import IO, Any
 
 from maintenance.table.listing import ListedFile
 
 _LIST_SLOT = 8  # the list's pointer to each held file
+DETAIL_LIMIT = 10_000  # paths a dry run's `would_delete` names; the rest are counted (`would_delete_unnamed`)
+
+
+def named(paths: Iterable[str], count: int) -> dict[str, Any]:
+    """A dry run's `would_delete` (the first `DETAIL_LIMIT` of `paths`) and `would_delete_unnamed`
+    (the rest of `count`)."""
+    first = list(islice(paths, DETAIL_LIMIT))
+    return {"would_delete": first, "would_delete_unnamed": count - len(first)}
 
 
 class Candidates:
@@ -61,13 +71,9 @@ class Candidates:
                 location, size = json.loads(line)
                 yield ListedFile(location, "", 0, size)
 
-    def first(self, n: int) -> list[str]:
-        found = []
-        for location in self:
-            if len(found) == n:
-                break
-            found.append(location)
-        return found
+    def add_path(self, location: str) -> None:
+        """A file known by its location only (EXPIRE's, from a manifest: no listing)."""
+        self.add(ListedFile(location, "", 0, 0))
 
     def close(self) -> None:
         if self._spool is not None:
