@@ -49,6 +49,7 @@ def main() -> None:
     parser.add_argument("--live", type=int, default=100_000)
     parser.add_argument("--stock", action="store_true", help="also run stock remove_orphan_files on an identical table")
     parser.add_argument("--link-orphans", action="store_true", help="orphans as hard links (fast to make; see the module docstring)")
+    parser.add_argument("--link-live", action="store_true", help="the live files as hard links too (millions of referenced files)")
     parser.add_argument("--json-out")
     args = parser.parse_args()
 
@@ -60,7 +61,7 @@ def main() -> None:
     config = parse_config({}, source="bench", base_dir=home)
     catalog = get_catalog(config, config.default_catalog)
     contenders = ["icemaint orphans", *(["stock remove_orphan_files"] if args.stock else [])]
-    built = {name: build(catalog, f"bench.orphans_{i}", args.live, args.orphans, args.link_orphans) for i, name in enumerate(contenders)}
+    built = {name: build(catalog, f"bench.orphans_{i}", args.live, args.orphans, args.link_orphans, args.link_live) for i, name in enumerate(contenders)}
     rows = []
     for name in contenders:
         table, live_paths, planted_folders = built[name]
@@ -71,12 +72,12 @@ def main() -> None:
         row |= check(table, live_paths, planted_folders, args.orphans)
         rows.append({"contender": name, **row})
         print(row, flush=True)
-    result = {"live": args.live, "orphans": args.orphans, "linked": args.link_orphans, "contenders": rows, "cpus": os.cpu_count()}
+    result = {"live": args.live, "orphans": args.orphans, "linked": args.link_orphans, "live_linked": args.link_live, "contenders": rows, "cpus": os.cpu_count()}
     print_table(result)
     write_json(args.json_out, result)
 
 
-def build(catalog, name: str, live: int, orphans: int, link: bool):  # type: ignore[no-untyped-def]
+def build(catalog, name: str, live: int, orphans: int, link: bool, link_live: bool = False):  # type: ignore[no-untyped-def]
     """A metadata-only table of `live` data files and `orphans` empty old files beside them."""
     from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
     from pyiceberg.schema import Schema
@@ -89,7 +90,10 @@ def build(catalog, name: str, live: int, orphans: int, link: bool):  # type: ign
     root = Path(table.location().removeprefix("file://"))
     started = time.monotonic()
     live_paths = [root / "data" / f"live-{i // PER_FOLDER:05d}" / f"f-{i:07d}.parquet" for i in range(live)]
-    _touch(live_paths)
+    if link_live:
+        _link_all(live_paths, root.parent / f".{root.name}-live-templates")
+    else:
+        _touch(live_paths)
     per_commit = -(-live // LIVE_COMMITS)
     for start in range(0, live, per_commit):
         with table.transaction() as tx, tx.update_snapshot().fast_append() as append:
@@ -113,6 +117,20 @@ def build(catalog, name: str, live: int, orphans: int, link: bool):  # type: ign
             os.link(template, path)
     print(f"built {name}: {live:,} live, {orphans:,} orphans in {time.monotonic() - started:.0f} s", flush=True)
     return table, live_paths, folders
+
+
+def _link_all(paths: list[Path], templates: Path) -> None:
+    """Each path a hard link to one of a few empty old files in `templates` (outside the location)."""
+    templates.mkdir(parents=True, exist_ok=True)
+    made: set[Path] = set()
+    for i, path in enumerate(paths):
+        template = templates / str(i // (FOLDERS_PER_TEMPLATE * PER_FOLDER))
+        if i % (FOLDERS_PER_TEMPLATE * PER_FOLDER) == 0:
+            _touch([template])
+        if path.parent not in made:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            made.add(path.parent)
+        os.link(template, path)
 
 
 def _touch(paths: list[Path]) -> None:

@@ -35,13 +35,15 @@ FULL = {
     "orphans": ["--files", "10000", "--repeat", "3"],
     "orphans_1m": ["--orphans", "1000000", "--live", "100000", "--stock"],
     "orphans_10m": ["--orphans", "10000000", "--live", "100000", "--link-orphans"],
+    "orphans_2m_live": ["--orphans", "1000000", "--live", "2000000", "--link-orphans", "--link-live"],
+    "expire_1m": ["--expired", "1000000", "--live", "200000"],
     "planning": ["--tables", "200", "--repeat", "3"],
     "daemon_memory": ["--samples", "5"],
     "lease_throughput": ["--clients", "8", "--seconds", "10"],
     "ui": ["--tables", "1000", "--repeat", "20", "--table-runs", "100"],
     "fleet": ["--tables", "10000"],
 }
-SCRIPTS = {"compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale"}  # entries run by another entry's script, with their own sizes
+SCRIPTS = {"compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_2m_live": "orphans_scale", "expire_1m": "expire_scale"}  # entries run by another entry's script, with their own sizes
 QUICK = {
     "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1", "--job-repeat", "2"],
     "compaction_v3": ["--sizes", "20000:10:bucket:3", "--repeat", "1", "--job-repeat", "1"],
@@ -52,6 +54,8 @@ QUICK = {
     "orphans": ["--files", "400", "--repeat", "1"],
     "orphans_1m": ["--orphans", "3000", "--live", "500", "--stock"],
     "orphans_10m": ["--orphans", "5000", "--live", "500", "--link-orphans"],
+    "orphans_2m_live": ["--orphans", "3000", "--live", "6000", "--link-orphans", "--link-live"],
+    "expire_1m": ["--expired", "3000", "--live", "500"],
     "planning": ["--tables", "5", "--repeat", "1"],
     "daemon_memory": ["--samples", "1"],
     "lease_throughput": ["--clients", "2", "--seconds", "2"],
@@ -159,7 +163,9 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
         listing = f"{r['listing_s']:.2f}" if r["listing_s"] is not None else "n/a"
         lines.append(f"| {r['contender']} | {r['files']:,} | {listing} | {r['total_s']:.2f} | {r['total_s'] / ice['total_s']:.1f} | {r['deleted']:,} |")
 
-    lines += orphans_scale_section(results["orphans_1m"], results["orphans_10m"], plan["orphans_1m"], plan["orphans_10m"])
+    lines += orphans_scale_section(results["orphans_1m"], [results[k] for k in ("orphans_10m", "orphans_2m_live")], plan["orphans_1m"],
+                                   [plan[k] for k in ("orphans_10m", "orphans_2m_live")])
+    lines += expire_scale_section(results["expire_1m"], plan["expire_1m"])
 
     p, d, lt = results["planning"], results["daemon_memory"], results["lease_throughput"]
     lines += section(
@@ -187,27 +193,48 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     return "\n".join(lines) + "\n"
 
 
-def orphans_scale_section(one: dict, ten: dict, one_options: list[str], ten_options: list[str]) -> list[str]:
-    """ORPHANS at a million and ten million files: time, the process tree's peak memory, and
-    exactly the planted orphans gone."""
+def orphans_scale_section(one: dict, larger: list[dict], one_options: list[str], larger_options: list[list[str]]) -> list[str]:
+    """ORPHANS at a million and ten million files, and beside millions of referenced ones:
+    time, the process tree's peak memory, and exactly the planted orphans gone."""
     ice = next(r for r in one["contenders"] if r["contender"].startswith("icemaint"))
     rows = []
-    for result in (one, ten):
+    for result in (one, *larger):
         for r in result["contenders"]:
             made = "links" if result.get("linked") else "files"
-            rows.append([r["contender"], f"{result['orphans']:,} orphan {made} + {result['live']:,} live", f"{r['seconds']:.1f}",
+            live = "live links" if result.get("live_linked") else "live"
+            rows.append([r["contender"], f"{result['orphans']:,} orphan {made} + {result['live']:,} {live}", f"{r['seconds']:.1f}",
                          f"{r['seconds'] / ice['seconds']:.2f}" if result is one else "", f"{r['listing_s']:.1f}" if r["listing_s"] is not None else "n/a",
                          f"{r['deleted']:,}", f"{r['orphans_left']:,}", f"{r['referenced_missing']:,}", f"{r['peak_rss_mib']:.0f}", str(r["processes_below"])])
     return section(
         "Orphan cleanup at millions of files",
-        "Empty files (or, at 10 million, hard links to empty files: see `benchmarks/orphans_scale.py`), dated 10 days back, 1,000 a folder; the table is metadata-only (pyiceberg appends of data-file entries pointing at empty "
+        "Empty files (or hard links to empty files: see `benchmarks/orphans_scale.py`), dated 10 days back, 1,000 a folder; the table is metadata-only (pyiceberg appends of data-file entries pointing at empty "
         "files, in 10 commits), so nothing is read but metadata and the listing. icemaint runs as `icemaint orphans --older-than 1d` in its own "
         "process, verifying; its peak memory is that process's peak resident set (`wait4`) or the sampled sum over its process tree, whichever is "
         "larger (processes below it: a JVM would show). Stock `remove_orphan_files` runs in the bench's Spark session on an identical table; its "
         "peak is the sum of the peak resident sets of the bench's Python and JVM. After each run every retained snapshot's files are checked "
-        f"to exist (`benchmarks/orphans_scale.py {' '.join(one_options)}` and `{' '.join(ten_options)}`; one run each).",
+        f"to exist (`benchmarks/orphans_scale.py {' '.join(one_options)}`" + "".join(f", `{' '.join(o)}`" for o in larger_options) + "; one run each). "
+        "With 2,000,000 referenced files the referenced paths pass half the default budget and move to a temporary SQLite file (`table/key_set.py`).",
         ["contender", "files", "s", "× icemaint", "listing s", "files deleted", "orphans left", "referenced files missing", "peak RSS MiB",
          "processes below"],
+        rows,
+    )
+
+
+def expire_scale_section(result: dict, options: list[str]) -> list[str]:
+    """EXPIRE at a million files of expired snapshots: icemaint at two budgets against stock."""
+    ice = result["contenders"][0]
+    rows = [[r["contender"], f"{r['seconds']:.1f}", f"{r['seconds'] / ice['seconds']:.2f}", f"{r['deleted']:,}", f"{r['expired_files_left']:,}",
+             f"{r['live_missing'] + r['referenced_missing']:,}", f"{r['peak_tree_mib']:.0f}",
+             f"{r['python_peak_mib']:.0f}" if r["python_peak_mib"] is not None else "n/a"] for r in result["contenders"]]
+    return section(
+        "Expiry at a million files",
+        f"A metadata-only table: {result['expired']:,} data-file entries appended in 10 commits and deleted in one, then {result['live']:,} "
+        "appended in 10 more, each entry's file a hard link to an empty file (`benchmarks/expire_scale.py "
+        f"{' '.join(options)}`; one run each, an identical table per contender). Every snapshot but the current one expires; each contender "
+        "must delete exactly the expired entries' files and the expired manifests and manifest lists. Each runs in its own process; its peak is "
+        "the sampled resident memory of that process and everything below it (icemaint's JVM starts for the commit, stock's is its driver), and "
+        "for icemaint also its Python process alone. Files missing: live files or files of a retained snapshot, checked afterwards.",
+        ["contender", "s", "× icemaint (256 MiB)", "files deleted", "expired files left", "files missing", "peak RSS MiB (tree)", "Python peak MiB"],
         rows,
     )
 

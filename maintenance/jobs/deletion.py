@@ -68,7 +68,9 @@ class References(Protocol):
         """Read the newest metadata (adding what it references); return it."""
         ...
 
-    def __contains__(self, path: str) -> bool: ...
+    def unreferenced(self, paths: list[str]) -> list[str]:
+        """Those of `paths` no metadata read so far names (looked up together)."""
+        ...
 
 
 class DeletionError(IcemaintError):
@@ -130,7 +132,7 @@ class FencedDeleter:
                 while batch := late + list(islice(pending, max(self.batch_files - len(late), 0))):
                     pool = pool or _pool_for(batch)
                     io, deadline = self._before_batch()
-                    kept = [path for path in batch if path not in self.references]
+                    kept = self.references.unreferenced(batch)
                     self.done.now_referenced += len(batch) - len(kept)
                     late = self._delete_batch(pool, io, kept, deadline)  # to the next batch, after a fresh look
                     stalled = stalled + 1 if late and len(late) == len(kept) else 0
@@ -221,8 +223,11 @@ def _plain_local_file(path: str) -> str | None:
 
 
 def _pool_for(batch: Sequence[str]) -> ThreadPoolExecutor | _InCallingThread:
-    """Object stores are latency-bound: many deletions in flight. Local disks: the calling
-    thread. Chosen by the first batch (a table's files are on one kind of store)."""
+    """Object stores (and HDFS) are latency-bound: many deletions in flight. Local disks: the
+    calling thread, measured: 100,000 empty files in 100 folders unlinked in 0.9-1.2 s in one
+    thread, 5.9-6.4 s on 4 threads, 8.0-8.8 s on 8 (ext4, 2 cores; an unlink is a short
+    syscall, and threads add their hand-offs and the directory's lock). Chosen by the first
+    batch (a table's files are on one kind of store)."""
     if all(is_local(path) for path in batch):
         return _InCallingThread()
     return ThreadPoolExecutor(max_workers=REMOTE_CONCURRENCY, thread_name_prefix="icemaint-delete")

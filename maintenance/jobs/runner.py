@@ -303,20 +303,21 @@ def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Con
 
 
 def _health_at_end(config: Config, ref: TableRef) -> dict[str, Any] | None:
-    """The table's health counters once the run is over (metadata only, no Spark), for the
-    status page's time chart. Never fails the run: a failure is logged and nothing stored."""
-    from maintenance.table.health import table_health
+    """The table's health counters once the run is over (metadata only, no Spark, streamed:
+    `table/file_counts.py`), for the status page's time chart. Never fails the run: a failure is logged and nothing stored."""
+    from maintenance.table.file_counts import snapshot_file_counts
 
     try:
-        health = table_health(str(ref), load_table(config, ref), small_file_bytes=config.health.small_file_bytes)
+        table = load_table(config, ref)
+        counts = snapshot_file_counts(table, config.health.small_file_bytes)  # streamed: a table of millions of files costs no memory
         return {
-            "snapshot_id": health.current_snapshot_id,
-            "data_files": health.data_files,
-            "small_data_files": health.small_data_files,
-            "position_delete_files": health.position_delete_files,
-            "equality_delete_files": health.equality_delete_files,
-            "deletion_vectors": health.deletion_vectors,
-            "snapshots": health.snapshots,
+            "snapshot_id": table.metadata.current_snapshot_id,
+            "data_files": counts.data_files,
+            "small_data_files": counts.small_data_files,
+            "position_delete_files": counts.position_delete_files,
+            "equality_delete_files": counts.equality_delete_files,
+            "deletion_vectors": counts.deletion_vectors,
+            "snapshots": len(table.metadata.snapshots),
         }
     except Exception as exc:
         log.warning("could not read the table's health at the end of the run", error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)

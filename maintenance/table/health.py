@@ -112,7 +112,7 @@ def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float
         table=name,
         format_version=metadata.format_version,
         current_snapshot_id=metadata.current_snapshot_id,
-        sequence_number=metadata.last_sequence_number,
+        sequence_number=getattr(metadata, "last_sequence_number", 0),  # format 1 has no sequence numbers (pyiceberg: no field)
         snapshots=len(snapshots),
         oldest_snapshot_age_s=round(now_s - min(s.timestamp_ms for s in snapshots) / 1000, 3) if snapshots else None,
         metadata_files=len(metadata.metadata_log) + 1,

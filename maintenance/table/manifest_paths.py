@@ -1,4 +1,4 @@
-"""Reading only the content file paths of a manifest.
+"""Reading only a few fields of a manifest's entries (the content file paths, or counts).
 
 Orphan cleanup, expiry and their verification need, of each manifest entry, its status and
 its file's path. Decoding whole entries (`files.read_manifest`: statistics maps, partition
@@ -14,9 +14,11 @@ answers "no partner" for those instead, so they are skipped like primitives.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from pyiceberg.avro.file import AvroFile
 from pyiceberg.avro.resolver import ReadSchemaResolver, SchemaPartnerAccessor
-from pyiceberg.io import FileIO
+from pyiceberg.io import FileIO, InputFile
 from pyiceberg.manifest import ManifestEntryStatus
 from pyiceberg.schema import Schema, visit_with_partner
 from pyiceberg.typedef import Record
@@ -47,17 +49,27 @@ class _SkippingAccessor(SchemaPartnerAccessor):
         return None if partner_map is None else super().map_value_partner(partner_map)
 
 
-class _PathsFile(AvroFile[Record]):
-    """A manifest opened with its own schema, then read through the projection."""
+class _ProjectedFile(AvroFile[Record]):
+    """A manifest opened with its own schema, then read through a projection of it."""
 
-    def __enter__(self) -> _PathsFile:
+    def __init__(self, input_file: InputFile, projection: Schema) -> None:
+        super().__init__(input_file)
+        self.projection = projection
+
+    def __enter__(self) -> _ProjectedFile:
         super().__enter__()
-        self.reader = visit_with_partner(self.schema, _PATHS_ONLY, ReadSchemaResolver({}, {}), _SkippingAccessor())  # type: ignore[arg-type]
+        self.reader = visit_with_partner(self.schema, self.projection, ReadSchemaResolver({}, {}), _SkippingAccessor())  # type: ignore[arg-type]
         return self
+
+
+def read_projected(io: FileIO, manifest_path: str, projection: Schema) -> Iterator[Record]:
+    """A manifest's entries with only `projection`'s fields (by field id; an optional field
+    the file lacks reads as None), one at a time."""
+    CACHE.manifests_read += 1
+    with _ProjectedFile(io.new_input(manifest_path), projection) as reader:
+        yield from reader
 
 
 def manifest_paths(io: FileIO, manifest_path: str, *, live_only: bool) -> list[str]:
     """The content files a manifest names (only ADDED/EXISTING entries if `live_only`)."""
-    CACHE.manifests_read += 1
-    with _PathsFile(io.new_input(manifest_path)) as reader:
-        return [entry[1][0] for entry in reader if not live_only or entry[0] != _DELETED]
+    return [entry[1][0] for entry in read_projected(io, manifest_path, _PATHS_ONLY) if not live_only or entry[0] != _DELETED]

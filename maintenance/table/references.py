@@ -88,6 +88,13 @@ class ReferencedFiles:
     def __contains__(self, path: str) -> bool:
         return normalise(path) in self.keys
 
+    def unreferenced(self, paths: list[str]) -> list[str]:
+        """Those of `paths` the metadata read so far does not name (one lookup per few
+        hundred once the keys spilled to disk)."""
+        keys = [normalise(path) for path in paths]
+        named = self.keys.present(keys)
+        return [path for path, key in zip(paths, keys) if key not in named]
+
     def add_table(self, table: Table) -> None:
         """The current metadata and (with `log_versions`) every metadata version its log still lists."""
         self.add_metadata(table.io, table.metadata, table.metadata_location)
@@ -150,6 +157,9 @@ class NewestReferences:
 
     def __contains__(self, path: str) -> bool:
         return path in self.referenced
+
+    def unreferenced(self, paths: list[str]) -> list[str]:
+        return self.referenced.unreferenced(paths)
 
 
 def missing_files(table: Table, budget_bytes: int = 128 * 1024**2) -> list[str]:

@@ -267,3 +267,6 @@ class _Nothing:
 
     def __contains__(self, path: str) -> bool:
         return False
+
+    def unreferenced(self, paths: list[str]) -> list[str]:
+        return list(paths)

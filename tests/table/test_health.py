@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pyiceberg.table import Table
+
 from maintenance.catalogs import load_table
 from maintenance.config import Config
 from maintenance.policy.triggers import fired
 from maintenance.schedule.cycle import evaluate
 from maintenance.state.store import open_state
-from maintenance.table.health import table_health
+from maintenance.table.file_counts import snapshot_file_counts
+from maintenance.table.health import TableHealth, table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
 from tests.support.planner import by_job, policies_from
@@ -43,6 +46,15 @@ def test_health_counters_match_spark_metadata_tables(spark, config, cdc_table: C
     assert health.sequence_number == max_seq == 5
     history = spark.sql(f"SELECT count(*) n FROM {ref.spark_name}.metadata_log_entries").collect()[0].n
     assert health.metadata_files == history
+    assert_streamed_counts_match(health, load_table(config, ref), 10_000)
+
+
+def assert_streamed_counts_match(health: TableHealth, table: Table, small_file_bytes: int) -> None:
+    """What a run records at its end (`file_counts`, streamed) equals `table_health`'s counters."""
+    streamed = snapshot_file_counts(table, small_file_bytes)
+    counted = ("data_files", "data_bytes", "data_records", "small_data_files", "position_delete_files", "position_delete_records",
+               "equality_delete_files", "equality_delete_records", "deletion_vectors", "deletion_vector_records")
+    assert {k: getattr(streamed, k) for k in counted} == {k: getattr(health, k) for k in counted}
 
 
 def test_health_per_partition_matches_spark(spark, config, cdc_table: CdcFactory) -> None:
@@ -102,6 +114,7 @@ def test_v3_deletion_vectors_and_puffin_files_match_spark_metadata_tables_and_fi
                                       "WHERE file_format = 'PUFFIN'").collect()[0]
     assert (health.deletion_vectors, health.deletion_vector_records, health.deletion_vector_files) == (dvs, records, puffins)
     assert puffins == 2 and health.delete_files == dvs + health.position_delete_files
+    assert_streamed_counts_match(health, load_table(config, ref), 1)
 
     measured = {"deletion_vectors": dvs, "deletion_vector_records": records, "puffin_files": puffins}
     assert fired({name: value + 1 for name, value in measured.items()}, health) == []
@@ -110,3 +123,21 @@ def test_v3_deletion_vectors_and_puffin_files_match_spark_metadata_tables_and_fi
         policy = f"name: t\njobs:\n  rewrite:\n    when:\n      {name}: {value}\n"
         decision = by_job(evaluate(config, state, [ref], policies_from(tmp_path, policy)), ref)["rewrite"]
         assert decision.due and decision.reason == f"{name} {value} >= {value}", decision.reason
+
+
+def test_streamed_counts_read_format_1_manifests_which_have_no_content_field(config: Config) -> None:
+    import pyarrow as pa
+
+    from maintenance.catalogs import get_catalog
+
+    ref = fresh_ref(config, "v1counts")
+    catalog = get_catalog(config, config.default_catalog)
+    catalog.create_namespace_if_not_exists(ref.namespace)
+    table = catalog.create_table(f"{'.'.join(ref.namespace)}.{ref.name}", pa.schema([("id", pa.int64())]), properties={"format-version": "1"})
+    for start in (0, 10, 20):
+        table.append(pa.table({"id": list(range(start, start + 10))}))
+    table = load_table(config, ref)
+    assert table.metadata.format_version == 1
+    health = table_health(str(ref), table, small_file_bytes=10**9)
+    assert health.data_files == 3 and health.small_data_files == 3
+    assert_streamed_counts_match(health, table, 10**9)
