@@ -206,8 +206,11 @@ class FencedDeleter:
             return _GONE
         except OSError as exc:
             raise DeletionError(f"could not delete {path}: {exc}") from exc
-        if self.checksums and is_local(path):
-            delete_checksum(path)
+        if self.checksums:
+            if local is not None:
+                _unlink_checksum(local)
+            elif is_local(path):
+                delete_checksum(path)
         with self._lock:
             self.done.files += 1
             first = self.done.files == 1
@@ -220,6 +223,15 @@ def _plain_local_file(path: str) -> str | None:
     """The file a local location names, as pyiceberg's FileIO resolves it (the URI's path,
     not unquoted), for the plain spellings `/x`, `file:/x`, `file:///x`; None otherwise."""
     return None if "?" in path or "#" in path else local_uri_path(path)
+
+
+def _unlink_checksum(local: str) -> None:
+    """`delete_checksum` for a file known by its local path (no location to parse again)."""
+    folder, _, name = local.rpartition("/")
+    try:
+        os.unlink(f"{folder}/.{name}.crc")
+    except FileNotFoundError:
+        pass
 
 
 def _pool_for(batch: Sequence[str]) -> ThreadPoolExecutor | _InCallingThread:

@@ -94,7 +94,7 @@ def run_job(
         return dry_run_job(config, ref, spec, parsed, prepared() if callable(prepared) else prepared)
     return run_under_lease(
         config, ref, spec.name, lambda ctx: _work(ctx, spec, parsed, prepared() if callable(prepared) else prepared, spark_settings or {}),
-        holder=holder, verify=verify, state=state, precheck=precheck, progress=progress,
+        holder=holder, verify=verify, state=state, precheck=precheck, progress=progress, evaluated=prepared is not None,
     )
 
 
@@ -154,10 +154,12 @@ def run_under_lease(
     state: StateStore | None = None,
     precheck: Callable[[], str | None] | None = None,
     progress: Progress = no_progress,
+    evaluated: bool = False,
 ) -> JobResult:
     """The lease, the run record and the verification around `work`, for any job (tests
     give it their own bodies). `precheck`, called once the lease is held, may return a
-    reason not to run after all; the run is then `skipped`."""
+    reason not to run after all; the run is then `skipped`. `evaluated`: an evaluation
+    planned the run (the daemon), and another will follow in this process (`_health_at_end`)."""
     state = state or open_state(config)
     holder = holder or new_holder_id()
     ttl_s = config.leases.ttl_seconds
@@ -195,7 +197,7 @@ def run_under_lease(
     finally:
         result.duration_s = time.monotonic() - started
         recorder.close()  # its last stage before its end
-        _record_end(state, result, lease.epoch, config=config, ref=ref, health=_reads_health_after(job))
+        _record_end(state, result, lease.epoch, config=config, ref=ref, health=_reads_health_after(job), evaluated=evaluated)
         try:
             state.leases.release(lease)
         except StateUnavailableError:
@@ -289,12 +291,12 @@ def _reads_health_after(job: str) -> bool:
 
 
 def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Config | None = None, ref: TableRef | None = None,
-                health: bool = True) -> None:
+                health: bool = True, evaluated: bool = False) -> None:
     counters = dict(result.counters)
     if result.content_verified is not None:
         counters.update(fingerprint_before=result.fingerprint_before, fingerprint_after=result.fingerprint_after, content_verified=result.content_verified,
                         **result.verify_counters)
-    health_after = _health_at_end(config, ref) if health and config is not None and ref is not None else None
+    health_after = _health_at_end(config, ref, evaluated) if health and config is not None and ref is not None else None
     try:
         state.runs.finish(result.run_id or "", result.status, snapshot_id=result.snapshot_id, counters=counters, error=result.error, lease_epoch=epoch,
                           health=health_after)
@@ -302,14 +304,23 @@ def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Con
         log.error("could not record the end of the run", status=result.status)
 
 
-def _health_at_end(config: Config, ref: TableRef) -> dict[str, Any] | None:
-    """The table's health counters once the run is over (metadata only, no Spark, streamed:
-    `table/file_counts.py`), for the status page's time chart. Never fails the run: a failure is logged and nothing stored."""
+def _health_at_end(config: Config, ref: TableRef, evaluated: bool) -> dict[str, Any] | None:
+    """The table's health counters once the run is over (metadata only, no Spark), for the
+    status page's time chart. Never fails the run: a failure is logged and nothing stored.
+
+    Read two ways, for what follows the run in this process. In the daemon (`evaluated`)
+    the next evaluation needs the snapshot's files anyway: `table_health` reads them into
+    the process's snapshot cache (or finds them there, read by the verification) and that
+    evaluation reads none again. A one-off run (the command line, cron) is followed by
+    nothing: the counters are streamed (`table/file_counts.py`), so a table of millions of
+    files costs the run no memory beyond its own budget."""
     from maintenance.table.file_counts import snapshot_file_counts
+    from maintenance.table.health import FileCounters, table_health
 
     try:
         table = load_table(config, ref)
-        counts = snapshot_file_counts(table, config.health.small_file_bytes)  # streamed: a table of millions of files costs no memory
+        counts: FileCounters = (table_health(str(ref), table, small_file_bytes=config.health.small_file_bytes) if evaluated
+                                else snapshot_file_counts(table, config.health.small_file_bytes))
         return {
             "snapshot_id": table.metadata.current_snapshot_id,
             "data_files": counts.data_files,
