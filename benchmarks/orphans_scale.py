@@ -175,7 +175,8 @@ def run_icemaint(home: Path, name: str) -> dict:  # type: ignore[type-arg]
     return {"seconds": seconds, "listing_s": report["listing_seconds"], "deleted": report["files_deleted"],
             "peak_rss_mib": max(usage.ru_maxrss / 1024, sampled["tree_mib"]), "process_maxrss_mib": usage.ru_maxrss / 1024,
             "sampled_tree_mib": sampled["tree_mib"], "processes_below": sampled["others"],
-            "listed_per_s": report["files_listed_per_second"], "deleted_per_s": report["files_deleted_per_second"]}
+            "listed_per_s": report["files_listed_per_second"], "deleted_per_s": report["files_deleted_per_second"],
+            "references_on_disk": report.get("references_on_disk")}
 
 
 def run_stock(config, name: str) -> dict:  # type: ignore[no-untyped-def,type-arg]

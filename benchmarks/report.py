@@ -35,7 +35,7 @@ FULL = {
     "orphans": ["--files", "10000", "--repeat", "3"],
     "orphans_1m": ["--orphans", "1000000", "--live", "100000", "--stock"],
     "orphans_10m": ["--orphans", "10000000", "--live", "100000", "--link-orphans"],
-    "orphans_2m_live": ["--orphans", "1000000", "--live", "2000000", "--link-orphans", "--link-live"],
+    "orphans_1m_live": ["--orphans", "1000000", "--live", "1000000", "--link-orphans", "--link-live"],
     "expire_1m": ["--expired", "1000000", "--live", "200000"],
     "planning": ["--tables", "200", "--repeat", "3"],
     "daemon_memory": ["--samples", "5"],
@@ -43,7 +43,7 @@ FULL = {
     "ui": ["--tables", "1000", "--repeat", "20", "--table-runs", "100"],
     "fleet": ["--tables", "10000"],
 }
-SCRIPTS = {"compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_2m_live": "orphans_scale", "expire_1m": "expire_scale"}  # entries run by another entry's script, with their own sizes
+SCRIPTS = {"compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale"}  # entries run by another entry's script, with their own sizes
 QUICK = {
     "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1", "--job-repeat", "2"],
     "compaction_v3": ["--sizes", "20000:10:bucket:3", "--repeat", "1", "--job-repeat", "1"],
@@ -54,7 +54,7 @@ QUICK = {
     "orphans": ["--files", "400", "--repeat", "1"],
     "orphans_1m": ["--orphans", "3000", "--live", "500", "--stock"],
     "orphans_10m": ["--orphans", "5000", "--live", "500", "--link-orphans"],
-    "orphans_2m_live": ["--orphans", "3000", "--live", "6000", "--link-orphans", "--link-live"],
+    "orphans_1m_live": ["--orphans", "3000", "--live", "6000", "--link-orphans", "--link-live"],
     "expire_1m": ["--expired", "3000", "--live", "500"],
     "planning": ["--tables", "5", "--repeat", "1"],
     "daemon_memory": ["--samples", "1"],
@@ -163,8 +163,8 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
         listing = f"{r['listing_s']:.2f}" if r["listing_s"] is not None else "n/a"
         lines.append(f"| {r['contender']} | {r['files']:,} | {listing} | {r['total_s']:.2f} | {r['total_s'] / ice['total_s']:.1f} | {r['deleted']:,} |")
 
-    lines += orphans_scale_section(results["orphans_1m"], [results[k] for k in ("orphans_10m", "orphans_2m_live")], plan["orphans_1m"],
-                                   [plan[k] for k in ("orphans_10m", "orphans_2m_live")])
+    lines += orphans_scale_section(results["orphans_1m"], [results[k] for k in ("orphans_10m", "orphans_1m_live")], plan["orphans_1m"],
+                                   [plan[k] for k in ("orphans_10m", "orphans_1m_live")])
     lines += expire_scale_section(results["expire_1m"], plan["expire_1m"])
 
     p, d, lt = results["planning"], results["daemon_memory"], results["lease_throughput"]
@@ -213,7 +213,7 @@ def orphans_scale_section(one: dict, larger: list[dict], one_options: list[str],
         "larger (processes below it: a JVM would show). Stock `remove_orphan_files` runs in the bench's Spark session on an identical table; its "
         "peak is the sum of the peak resident sets of the bench's Python and JVM. After each run every retained snapshot's files are checked "
         f"to exist (`benchmarks/orphans_scale.py {' '.join(one_options)}`" + "".join(f", `{' '.join(o)}`" for o in larger_options) + "; one run each). "
-        "With 2,000,000 referenced files the referenced paths pass half the default budget and move to a temporary SQLite file (`table/key_set.py`).",
+        "With 1,000,000 referenced files the referenced paths pass half the default budget and move to a temporary SQLite file (`table/key_set.py`).",
         ["contender", "files", "s", "× icemaint", "listing s", "files deleted", "orphans left", "referenced files missing", "peak RSS MiB",
          "processes below"],
         rows,

@@ -86,6 +86,7 @@ class OrphanPlan:
             "orphan_bytes_found": self.bytes,
             "staging_folders_found": len(self.staging_folders),
             "metadata_versions_read": self.referenced.metadata_versions_read,
+            "references_on_disk": int(self.referenced.keys.spilled),
             "listing_seconds": round(self.listing_seconds, 3),
             "files_listed_per_second": round(self.listed / self.listing_seconds) if self.listing_seconds else 0,
         }

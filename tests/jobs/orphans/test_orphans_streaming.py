@@ -52,13 +52,14 @@ def test_a_small_memory_budget_spools_the_orphans_and_still_deletes_exactly_them
     planted = plant_orphans(root, folders=12, per_folder=150)
     inputs = _inputs(config, ref)
 
-    found = plan(inputs, OrphansOptions(older_than=DAY_S, memory_budget=16 * 1024))
+    found = plan(inputs, OrphansOptions(older_than=DAY_S, memory_budget=4 * 1024))
     assert found.candidates.spooled and found.candidates.count == len(planted)
     assert {local(p) for p in found.candidates} == planted
     assert found.counters()["files_listed"] == len(before) + len(planted) + 2
+    assert found.referenced.keys.spilled and found.counters()["references_on_disk"] == 1  # 2 KiB for the references (about 17 paths): on disk too
     found.candidates.close()
 
-    result = run_job(config, ref, "orphans", {"older_than": DAY_S, "memory_budget": 16 * 1024}, verify=True)
+    result = run_job(config, ref, "orphans", {"older_than": DAY_S, "memory_budget": 4 * 1024}, verify=True)
     assert result.status == COMMITTED and result.content_verified is True, result.error
     assert result.counters["files_deleted"] == len(planted) and result.counters["files_deleted_per_second"] > 0
     claim = {p for p in files_under(root) - before if p.name.endswith(".metadata.json")}  # the claim's metadata version
