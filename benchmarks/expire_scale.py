@@ -24,20 +24,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from common import write_json
-from memory import status_kib, tree_rss_mib
+from memory import run_sampled
+from scale_inputs import link_all, referenced_missing
 
 PER_FOLDER = 1_000
-LINKS_PER_TEMPLATE = 60_000  # ext4 allows 65,000 links to one file
 COMMITS = 10
-OLD = time.time() - 10 * 86400
 CONTENDERS = [("icemaint (256 MiB budget)", ["--memory-budget", "256MiB"]), ("icemaint (32 MiB budget)", ["--memory-budget", "32MiB"]),
               ("stock expire_snapshots", None)]
 
@@ -73,7 +70,8 @@ def main() -> None:
         if flags is not None:
             report = json.loads(out)
             assert report["status"] == "committed", report
-            row |= {"deleted": report["files_deleted"], "content_files_unreferenced": report["content_files_unreferenced"]}
+            row |= {"deleted": report["files_deleted"], "content_files_unreferenced": report["content_files_unreferenced"],
+                    "deleted_per_s": report["files_deleted_per_second"]}
         else:
             row |= {"deleted": json.loads(out.strip().splitlines()[-1])["deleted"]}  # after Spark's log lines
         rows.append(row)
@@ -96,7 +94,7 @@ def build(catalog, name: str, expired: int, live: int) -> tuple[list[Path], list
     templates = root.parent / f".{root.name}-templates"  # outside the table location
     expired_paths = [root / "data" / f"old-{i // PER_FOLDER:05d}" / f"f-{i:07d}.parquet" for i in range(expired)]
     live_paths = [root / "data" / f"live-{i // PER_FOLDER:05d}" / f"f-{i:07d}.parquet" for i in range(live)]
-    _link([*expired_paths, *live_paths], templates)
+    link_all([*expired_paths, *live_paths], templates)
     table = _append(catalog, name, expired_paths)
     with table.transaction() as tx, tx.update_snapshot().delete() as delete:
         delete.delete_by_predicate(AlwaysTrue())
@@ -119,46 +117,15 @@ def _append(catalog, name: str, paths: list[Path]):  # type: ignore[no-untyped-d
     return catalog.load_table(name)
 
 
-def _link(paths: list[Path], templates: Path) -> None:
-    templates.mkdir(parents=True, exist_ok=True)
-    made: set[Path] = set()
-    for i, path in enumerate(paths):
-        template = templates / str(i // LINKS_PER_TEMPLATE)
-        if i % LINKS_PER_TEMPLATE == 0:
-            os.close(os.open(template, os.O_CREAT | os.O_WRONLY, 0o644))
-            os.utime(template, (OLD, OLD))
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
-        os.link(template, path)
-
-
 def measure(command: list[str], home: Path, python_alone: bool) -> dict:  # type: ignore[type-arg]
     """Run `command`; its time, stdout, the sampled peak of its process tree, and (where the
     JVM is a child of it, `python_alone`) the peak of its own process."""
     env = {**os.environ, "ICEMAINT_HOME": str(home)}
     env.pop("ICEMAINT_CONFIG", None)
-    started = time.monotonic()
-    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    sampled = {"tree_mib": 0.0, "own_mib": 0.0}
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            sampled["tree_mib"] = max(sampled["tree_mib"], tree_rss_mib(proc.pid))
-            sampled["own_mib"] = max(sampled["own_mib"], status_kib(proc.pid, "VmHWM") / 1024)
-            stop.wait(0.2)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    out = proc.stdout.read() if proc.stdout else ""
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.monotonic() - started
-    stop.set()
-    sampler.join()
-    assert os.waitstatus_to_exitcode(status) == 0, out[-2000:]
-    return {"seconds": seconds, "out": out, "peak_tree_mib": max(sampled["tree_mib"], usage.ru_maxrss / 1024),
-            "python_peak_mib": sampled["own_mib"] if python_alone else None}
+    run = run_sampled(command, env)
+    assert run["returncode"] == 0, run["out"][-2000:]
+    return {"seconds": run["seconds"], "out": run["out"], "peak_tree_mib": run["peak_tree_mib"],
+            "python_peak_mib": run["own_peak_mib"] if python_alone else None}
 
 
 def run_stock_here(name: str) -> None:
@@ -178,14 +145,7 @@ def check(table, expired_paths: list[Path], live_paths: list[Path]) -> dict:  # 
     """The expired entries' files gone, every live one there, every retained snapshot's files there."""
     left = sum(1 for p in expired_paths if p.exists())
     live_missing = sum(1 for p in live_paths if not p.exists())
-    referenced_missing = 0
-    for snapshot in table.snapshots():
-        needed = [snapshot.manifest_list]
-        for manifest in snapshot.manifests(table.io):
-            needed.append(manifest.manifest_path)
-            needed.extend(e.data_file.file_path for e in manifest.fetch_manifest_entry(table.io, discard_deleted=True))
-        referenced_missing += sum(1 for p in needed if not Path(p.removeprefix("file://").removeprefix("file:")).exists())
-    return {"snapshots_left": len(table.snapshots()), "expired_files_left": left, "live_missing": live_missing, "referenced_missing": referenced_missing}
+    return {"snapshots_left": len(table.snapshots()), "expired_files_left": left, "live_missing": live_missing, "referenced_missing": referenced_missing(table)}
 
 
 def print_table(result: dict) -> None:  # type: ignore[type-arg]

@@ -4,6 +4,9 @@ the Python process together with any JVM or worker below it."""
 from __future__ import annotations
 
 import os
+import subprocess
+import threading
+import time
 from pathlib import Path
 
 
@@ -41,3 +44,30 @@ def peak_tree_mib(pid: int | None = None) -> float:
     every process below it that is still there."""
     pid = os.getpid() if pid is None else pid
     return sum(status_kib(p, "VmHWM") for p in [pid, *descendants(pid)]) / 1024
+
+
+def run_sampled(command: list[str], env: dict[str, str]) -> dict:  # type: ignore[type-arg]
+    """Run `command` to its end, sampling every 0.2 s the resident memory of its process tree
+    and its own peak (`VmHWM`): its time, stdout, exit code, the tree's sampled peak (or the
+    process's own `wait4` peak, if larger), its own peak and the most processes below it."""
+    started = time.monotonic()
+    proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    sampled = {"tree_mib": 0.0, "own_mib": 0.0, "below": 0}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            sampled["below"] = max(sampled["below"], len(descendants(proc.pid)))
+            sampled["tree_mib"] = max(sampled["tree_mib"], tree_rss_mib(proc.pid))
+            sampled["own_mib"] = max(sampled["own_mib"], status_kib(proc.pid, "VmHWM") / 1024)
+            stop.wait(0.2)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out = proc.stdout.read() if proc.stdout else ""
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.monotonic() - started
+    stop.set()
+    sampler.join()
+    return {"seconds": seconds, "out": out, "returncode": os.waitstatus_to_exitcode(status), "peak_tree_mib": max(sampled["tree_mib"], usage.ru_maxrss / 1024),
+            "own_peak_mib": max(sampled["own_mib"], usage.ru_maxrss / 1024), "processes_below": sampled["below"], "sampled_tree_mib": sampled["tree_mib"]}

@@ -27,20 +27,17 @@ from __future__ import annotations
 import argparse
 import os
 import resource
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 from common import write_json
-from memory import descendants, peak_tree_mib, tree_rss_mib
+from memory import descendants, peak_tree_mib, run_sampled
+from scale_inputs import link_all, referenced_missing, touch
 
 PER_FOLDER = 1_000
-FOLDERS_PER_TEMPLATE = 60  # ext4 allows 65,000 links to one file
 LIVE_COMMITS = 10
-OLD = time.time() - 10 * 86400  # every file made looks 10 days old
 
 
 def main() -> None:
@@ -91,9 +88,9 @@ def build(catalog, name: str, live: int, orphans: int, link: bool, link_live: bo
     started = time.monotonic()
     live_paths = [root / "data" / f"live-{i // PER_FOLDER:05d}" / f"f-{i:07d}.parquet" for i in range(live)]
     if link_live:
-        _link_all(live_paths, root.parent / f".{root.name}-live-templates")
+        link_all(live_paths, root.parent / f".{root.name}-live-templates")
     else:
-        _touch(live_paths)
+        touch(live_paths)
     per_commit = -(-live // LIVE_COMMITS)
     for start in range(0, live, per_commit):
         with table.transaction() as tx, tx.update_snapshot().fast_append() as append:
@@ -106,75 +103,25 @@ def build(catalog, name: str, live: int, orphans: int, link: bool, link_live: bo
     for folder in range(folders):
         base = root / "data" / f"orphan-{folder:05d}"
         names = [base / f"o-{i:04d}.parquet" for i in range(min(PER_FOLDER, orphans - folder * PER_FOLDER))]
-        if not link:
-            _touch(names)
-            continue
-        template = templates / f"{folder // FOLDERS_PER_TEMPLATE}"
-        if folder % FOLDERS_PER_TEMPLATE == 0:
-            _touch([template])
-        base.mkdir(parents=True, exist_ok=True)
-        for path in names:
-            os.link(template, path)
+        if link:
+            link_all(names, templates, start=folder * PER_FOLDER)
+        else:
+            touch(names)
     print(f"built {name}: {live:,} live, {orphans:,} orphans in {time.monotonic() - started:.0f} s", flush=True)
     return table, live_paths, folders
 
 
-def _link_all(paths: list[Path], templates: Path) -> None:
-    """Each path a hard link to one of a few empty old files in `templates` (outside the location)."""
-    templates.mkdir(parents=True, exist_ok=True)
-    made: set[Path] = set()
-    for i, path in enumerate(paths):
-        template = templates / str(i // (FOLDERS_PER_TEMPLATE * PER_FOLDER))
-        if i % (FOLDERS_PER_TEMPLATE * PER_FOLDER) == 0:
-            _touch([template])
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
-        os.link(template, path)
-
-
-def _touch(paths: list[Path]) -> None:
-    made: set[Path] = set()
-    for path in paths:
-        if path.parent not in made:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            made.add(path.parent)
-        fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o644)
-        os.utime(fd, (OLD, OLD))
-        os.close(fd)
-
-
 def run_icemaint(home: Path, name: str) -> dict:  # type: ignore[type-arg]
-    env = {**os.environ, "ICEMAINT_HOME": str(home)}
-    env.pop("ICEMAINT_CONFIG", None)
-    started = time.monotonic()
-    proc = subprocess.Popen([sys.executable, "-m", "maintenance", "orphans", name, "--older-than", "1d", "--json"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    sampled = {"tree_mib": 0.0, "others": 0}
-    stop = threading.Event()
-
-    def sample() -> None:
-        while not stop.is_set():
-            below = descendants(proc.pid)
-            sampled["others"] = max(sampled["others"], len(below))
-            sampled["tree_mib"] = max(sampled["tree_mib"], tree_rss_mib(proc.pid))
-            stop.wait(0.2)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    out = proc.stdout.read() if proc.stdout else ""
-    _, status, usage = os.wait4(proc.pid, 0)
-    seconds = time.monotonic() - started
-    stop.set()
-    sampler.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
     import json
 
-    report = json.loads(out)
-    assert proc.returncode == 0 and report["status"] == "committed", out[-2000:]
-    return {"seconds": seconds, "listing_s": report["listing_seconds"], "deleted": report["files_deleted"],
-            "peak_rss_mib": max(usage.ru_maxrss / 1024, sampled["tree_mib"]), "process_maxrss_mib": usage.ru_maxrss / 1024,
-            "sampled_tree_mib": sampled["tree_mib"], "processes_below": sampled["others"],
+    env = {**os.environ, "ICEMAINT_HOME": str(home)}
+    env.pop("ICEMAINT_CONFIG", None)
+    run = run_sampled([sys.executable, "-m", "maintenance", "orphans", name, "--older-than", "1d", "--json"], env)
+    report = json.loads(run["out"])
+    assert run["returncode"] == 0 and report["status"] == "committed", run["out"][-2000:]
+    return {"seconds": run["seconds"], "listing_s": report["listing_seconds"], "deleted": report["files_deleted"],
+            "peak_rss_mib": run["peak_tree_mib"], "process_maxrss_mib": run["own_peak_mib"],
+            "sampled_tree_mib": run["sampled_tree_mib"], "processes_below": run["processes_below"],
             "listed_per_s": report["files_listed_per_second"], "deleted_per_s": report["files_deleted_per_second"],
             "references_on_disk": report.get("references_on_disk")}
 
@@ -197,14 +144,7 @@ def check(table, live_paths: list[Path], planted_folders: int, orphans: int) -> 
     root = Path(table.location().removeprefix("file://"))
     orphans_left = sum(len(os.listdir(root / "data" / f"orphan-{f:05d}")) for f in range(planted_folders) if (root / "data" / f"orphan-{f:05d}").exists())
     live_missing = sum(1 for p in live_paths if not p.exists())
-    referenced_missing = 0
-    for snapshot in table.snapshots():
-        needed = [snapshot.manifest_list]
-        for manifest in snapshot.manifests(table.io):
-            needed.append(manifest.manifest_path)
-            needed.extend(e.data_file.file_path for e in manifest.fetch_manifest_entry(table.io, discard_deleted=True))
-        referenced_missing += sum(1 for p in needed if not Path(p.removeprefix("file://").removeprefix("file:")).exists())
-    return {"orphans_left": orphans_left, "live_missing": live_missing, "referenced_missing": referenced_missing, "orphans_planted": orphans}
+    return {"orphans_left": orphans_left, "live_missing": live_missing, "referenced_missing": referenced_missing(table), "orphans_planted": orphans}
 
 
 def print_table(result: dict) -> None:  # type: ignore[type-arg]
