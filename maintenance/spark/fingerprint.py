@@ -23,12 +23,18 @@ therefore changes no fingerprint.
 each read through Iceberg's own scan task for it (planned by Iceberg on that snapshot, so
 with every delete Iceberg applies to it) in the table's current schema: what verifying a
 change needs (`table/change_scope.py` says which files, and why that is enough).
+
+`ReadFingerprints` takes that same sum over the rows a rewrite reads, while it reads them
+(Spark's `observe`, on the frame of its scan tasks before anything else is done with it),
+so that the rewritten files need not be read a second time to verify the change: see
+`jobs/verification.py` for when that reading stands for the parent's.
 """
 
 from __future__ import annotations
 
 import json
 import time
+import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
@@ -37,7 +43,9 @@ from typing import TYPE_CHECKING, Any
 import structlog
 
 from maintenance.catalogs import TableRef
+from maintenance.errors import SparkJobError
 from maintenance.spark.errors import java_errors
+from maintenance.spark.java_helpers import new_helper
 from maintenance.spark.jvm import JavaObject, java_long, jvm, load_java_table
 from maintenance.spark.planned_tasks import PlannedTasks
 from maintenance.spark.raw_rows import staged_rows
@@ -72,6 +80,10 @@ class Fingerprint:
     def same_content(self, other: Fingerprint) -> bool:
         return (self.rows, self.fingerprint) == (other.rows, other.fingerprint)
 
+    def plus(self, rows: int, fingerprint: str) -> Fingerprint:
+        """This fingerprint with more rows counted in (the sum is over rows: parts add up)."""
+        return Fingerprint(self.table, self.snapshot_id, self.rows + rows, str(int(self.fingerprint) + int(fingerprint)))
+
 
 def read_table(spark: SparkSession, ref: TableRef, snapshot_id: int | None = None) -> DataFrame:
     """The table's rows (all deletes applied), at a snapshot (in its schema) or the current one."""
@@ -80,16 +92,12 @@ def read_table(spark: SparkSession, ref: TableRef, snapshot_id: int | None = Non
 
 
 def content_fingerprint(spark: SparkSession, ref: TableRef, snapshot_id: int | None = None) -> Fingerprint:
-    from pyspark.sql import functions as F
-
     with java_errors(f"fingerprint {ref}"):
         # Refresh so a commit made through another client (pyiceberg, a writer) is seen.
         spark.sql(f"REFRESH TABLE {ref.spark_name}")
         read_schema, current_schema = _schemas(spark, ref, snapshot_id)
         frame = read_table(spark, ref, snapshot_id)
-        columns = canonical_columns(read_schema, current_schema)
-        hashed = F.xxhash64(*columns).cast("decimal(38,0)")
-        row = frame.agg(F.count(F.lit(1)).alias("rows"), F.sum(hashed).cast("string").alias("fingerprint")).collect()[0]
+        row = frame.agg(*_totals(canonical_columns(read_schema, current_schema))).collect()[0]
     return Fingerprint(table=str(ref), snapshot_id=snapshot_id, rows=int(row["rows"]), fingerprint=row["fingerprint"] or "0")
 
 
@@ -99,8 +107,10 @@ def files_fingerprints(spark: SparkSession, table: JavaObject, name: str, sides:
     rows of those files, every delete Iceberg applies to them applied, in the table's
     current schema. `table`: the catalog's Java table, refreshed to know the snapshots;
     `readable`: every file the reads may open (data and deletes:
-    `stream_reads.table_for_file_reads`). The sides are read in one Spark job, their tasks
-    side by side; a side with no file reads nothing."""
+    `stream_reads.table_for_file_reads`). The sides are read in one Spark job of one stage,
+    their tasks side by side, each side's rows counted as they pass (`ReadFingerprints`)
+    and the rows then dropped (Spark's `noop` sink): no shuffle to gather the sums. A side
+    with no file reads nothing."""
     from pyspark.sql import functions as F
 
     wanted = [(i, snapshot_id, files) for i, (snapshot_id, files) in enumerate(sides) if files]
@@ -111,19 +121,70 @@ def files_fingerprints(spark: SparkSession, table: JavaObject, name: str, sides:
             planned = [PlannedTasks(spark, table, snapshot_id, [f.path for f in files], "verification").for_group([f.path for f in files]).java
                        for _, snapshot_id, files in wanted]
             log.debug("verification tasks planned", sides=len(wanted), seconds=round(time.perf_counter() - started, 3))
-            schema = json.loads(jvm(spark).org.apache.iceberg.SchemaParser.toJson(table.schema()))
             reads = table_for_file_reads(spark, table, readable)
-            with ExitStack() as staged:
-                columns = [column.alias(f"c{j}") for j, column in enumerate(canonical_columns(schema, schema))]
-                frames = [staged.enter_context(staged_rows(spark, reads, tasks)).select(F.lit(i).alias("side"), *columns)
-                          for (i, _, _), tasks in zip(wanted, planned)]
-                union = frames[0]
-                for frame in frames[1:]:
-                    union = union.unionAll(frame)
-                hashed = F.xxhash64(*[F.col(c) for c in union.columns[1:]]).cast("decimal(38,0)")
-                rows = union.groupBy("side").agg(F.count(F.lit(1)).alias("rows"), F.sum(hashed).cast("string").alias("fingerprint")).collect()
-            found.update({int(r["side"]): (int(r["rows"]), r["fingerprint"] or "0") for r in rows})
+            counted = ReadFingerprints(spark, table)
+            try:
+                with ExitStack() as staged:
+                    watched = [counted.watch(staged.enter_context(staged_rows(spark, reads, tasks))) for tasks in planned]
+                    union = watched[0][0].select(F.lit(1))
+                    for frame, _ in watched[1:]:
+                        union = union.unionAll(frame.select(F.lit(1)))
+                    union.write.format("noop").mode("overwrite").save()
+                for (i, _, _), (_, observed) in zip(wanted, watched):
+                    seen = counted.take(observed)
+                    if seen is None:
+                        raise SparkJobError(f"the fingerprint of {name} was not counted within {counted.WAIT_S:.0f} s (Spark's listener bus is behind)")
+                    found[i] = seen
+            finally:
+                counted.close()
     return [Fingerprint(table=name, snapshot_id=snapshot_id, rows=found[i][0], fingerprint=found[i][1]) for i, (snapshot_id, _) in enumerate(sides)]
+
+
+class ReadFingerprints:
+    """The fingerprint of the rows a rewrite reads, taken while it reads them, one frame at a
+    time: `watch` the frame of a group's scan tasks before anything else is done with it,
+    run the write, then `take` what was seen (rows and fingerprint, in the table's current
+    schema as it was when this was made). Spark gathers the sum in the tasks that read the
+    rows and hands it to a listener when the write's query ends (`java/ObservedReads.java`);
+    if it does not come within `WAIT_S`, `take` says so (None). A stage that Spark computes
+    again (a lost shuffle output) counts its rows again: a rewrite's count is therefore only
+    trusted when it agrees (`jobs/verification.py`); a result stage, as in
+    `files_fingerprints`, counts each task once. Close it when done."""
+
+    WAIT_S = 60.0
+
+    def __init__(self, spark: SparkSession, table: JavaObject) -> None:
+        schema = json.loads(jvm(spark).org.apache.iceberg.SchemaParser.toJson(table.schema()))
+        self._columns = canonical_columns(schema, schema)
+        self._prefix = f"icemaint_read_{uuid.uuid4().hex}_"
+        self._manager = spark._jsparkSession.listenerManager()  # type: ignore[attr-defined]
+        self._listener = new_helper(spark, "ObservedReads").keeping(self._prefix)
+        self._manager.register(self._listener)
+
+    def watch(self, frame: DataFrame) -> tuple[DataFrame, str]:
+        """The frame, its rows counted and summed as they pass; and the name to `take` them by."""
+        name = f"{self._prefix}{uuid.uuid4().hex}"
+        return frame.observe(name, *_totals(self._columns)), name
+
+    def take(self, name: str) -> tuple[int, str] | None:
+        """(rows, fingerprint) of the frame watched under `name`, once its query has ended."""
+        seen = self._listener.take(name, int(self.WAIT_S * 1000))
+        if seen is None:
+            return None
+        rows, fingerprint = str(seen).split(",")
+        return int(rows), fingerprint or "0"
+
+    def close(self) -> None:
+        self._manager.unregister(self._listener)
+
+
+def _totals(columns: Sequence[Column]) -> list[Column]:
+    """The fingerprint's one rule: the row count, and the exact sum of every row's hash of
+    its canonical columns (`canonical_columns`)."""
+    from pyspark.sql import functions as F
+
+    hashed = F.xxhash64(*columns).cast("decimal(38,0)")
+    return [F.count(F.lit(1)).alias("rows"), F.sum(hashed).cast("string").alias("fingerprint")]
 
 
 def canonical_columns(read_schema: dict[str, Any], current_schema: dict[str, Any]) -> list[Column]:

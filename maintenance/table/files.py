@@ -244,20 +244,30 @@ def snapshot_files(table: Table, snapshot_id: int | None = None, *, reuse: Snaps
     return result
 
 
-def child_snapshot_files(table: Table, parent: SnapshotFiles, snapshot_id: int, removed: set[str]) -> SnapshotFiles | None:
+def added_files(table: Table, snapshot_id: int) -> list[TableFile]:
+    """The entries a snapshot ADDED (only the manifests it wrote that add files are read)."""
+    snapshot = table.snapshot_by_id(snapshot_id)
+    if snapshot is None:
+        raise UnknownSnapshotError(f"table has no snapshot {snapshot_id}")
+    specs, schema = table.specs(), table.schema()
+    adding = [m for m in snapshot_manifests(table.io, snapshot) if m.added_snapshot_id == snapshot_id and m.has_added_files()]
+    return [_table_file(e, specs, schema, m.manifest_path) for m in adding for e in read_manifest(table.io, m, discard_deleted=True)
+            if e.status == ManifestEntryStatus.ADDED]
+
+
+def child_snapshot_files(table: Table, parent: SnapshotFiles, snapshot_id: int, removed: set[str],
+                         added: list[TableFile] | None = None) -> SnapshotFiles | None:
     """The live files of `snapshot_id`, a child of `parent`, without reading the manifests it
     rewrote: the parent's files but those `removed` (record keys: Iceberg's diff of the
-    child), plus the entries the child ADDED (only the manifests it wrote that add files are
-    read). Checked against the child's manifest list, whose live-file counts must add up to
-    the result; None when they do not (the caller reads the child in full)."""
+    child), plus the entries the child ADDED (`added`, read here when not given). Checked
+    against the child's manifest list, whose live-file counts must add up to the result;
+    None when they do not (the caller reads the child in full)."""
     snapshot = table.snapshot_by_id(snapshot_id)
     if snapshot is None or snapshot.parent_snapshot_id != parent.snapshot_id:
         return None
     specs, schema = table.specs(), table.schema()
     manifests = snapshot_manifests(table.io, snapshot)
-    adding = [m for m in manifests if m.added_snapshot_id == snapshot_id and m.has_added_files()]
-    added = [_table_file(e, specs, schema, m.manifest_path) for m in adding for e in read_manifest(table.io, m, discard_deleted=True)
-             if e.status == ManifestEntryStatus.ADDED]
+    added = added_files(table, snapshot_id) if added is None else added
     kept = [f for f in parent.files if f.key not in removed]
     files = [*kept, *added]
     live = sum((m.added_files_count or 0) + (m.existing_files_count or 0) for m in manifests)

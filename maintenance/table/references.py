@@ -155,9 +155,6 @@ class NewestReferences:
             self.metadata_location = location
         return newest
 
-    def __contains__(self, path: str) -> bool:
-        return path in self.referenced
-
     def unreferenced(self, paths: list[str]) -> list[str]:
         return self.referenced.unreferenced(paths)
 

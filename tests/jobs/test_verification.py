@@ -102,8 +102,109 @@ def test_one_partition_of_many_reads_only_that_partition(spark, config: Config, 
     table = load_table(config, ref)
     before = snapshot_files(table, table.current_snapshot().parent_snapshot_id)  # type: ignore[union-attr]
     region5 = [f for f in before.data if f.partition_path == "region=5"]
-    assert result.verify_counters["verify_data_files"] == len(region5) + 1  # the partition's files, then the one COMPACT wrote
+    # The partition's files were fingerprinted as COMPACT read them; verification read the one it wrote.
+    assert result.verify_counters["verify_data_files_seen_in_rewrite"] == len(region5)
+    assert result.verify_counters["verify_data_files"] == 1
     assert 0 < result.verify_counters["verify_share"] < 0.25
+
+
+@pytest.mark.parametrize("job", ["compact", "merge"])
+def test_a_rewrite_that_loses_a_row_after_reading_it_is_not_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch, job: str) -> None:
+    """The rewrite counts a row as read, then does not write it: the staged side, read back,
+    lacks it, so the rows seen in the rewrite do not stand for the staged snapshot."""
+    from maintenance.spark.fingerprint import ReadFingerprints
+
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1200, commits=4, update_ratio=0.3)
+    before = load_table(config, ref).metadata.current_snapshot_id
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    victim = spark.sql(f"SELECT min(id) AS id FROM {ref.spark_name} WHERE region = 0").first()["id"]
+    real_watch = ReadFingerprints.watch
+
+    def losing_one_after_counting(self, frame):  # type: ignore[no-untyped-def]
+        counted, name = real_watch(self, frame)
+        return counted.where(counted["id"] != victim), name
+
+    monkeypatch.setattr(ReadFingerprints, "watch", losing_one_after_counting)
+    options: dict[str, Any] = {"partitions": ["region=0"], **({"min_input_files": 2} if job == "compact" else {})}
+    result = run_job(config, ref, job, options, verify=True)
+    assert_not_published(result, config, ref, before, frozen)
+
+
+def test_a_count_from_the_rewrite_that_is_off_is_read_again(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rewrite's count that does not add up (as a recomputed stage would make it) makes the
+    verification read the parent's files itself: the honest change is still published."""
+    import dataclasses
+
+    import maintenance.jobs.file_groups.executor as executor
+
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1200, commits=4, update_ratio=0.3)
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    region0 = [f for f in snapshot_files(load_table(config, ref)).data if f.partition_path == "region=0"]
+    real_rows_read = executor._rows_read
+
+    def counted_twice(snapshot_id, finished):  # type: ignore[no-untyped-def]
+        read = real_rows_read(snapshot_id, finished)
+        return dataclasses.replace(read, rows=2 * read.rows, fingerprint=str(2 * int(read.fingerprint)))
+
+    monkeypatch.setattr(executor, "_rows_read", counted_twice)
+    result = run_job(config, ref, "compact", {"min_input_files": 2, "partitions": ["region=0"]}, verify=True)
+    assert result.status == COMMITTED and result.content_verified, result.error
+    assert result.verify_counters["verify_data_files_seen_in_rewrite"] == 0
+    assert result.verify_counters["verify_data_files"] == len(region0) + 1
+    frozen.assert_same()
+
+
+def test_changes_committed_group_by_group_are_verified_from_what_each_group_read(spark, config: Config, cdc_table: CdcFactory,
+                                                                                tmp_path: Path) -> None:
+    """One MERGE committing each partition's group on its own: every later change is staged
+    on the run's earlier ones, whose scopes hold none of its files, so each is verified from
+    the rows its group read plus a read of what it wrote."""
+    ref, _, _ = cdc_table(shape=TableShape("identity", 4, "single"), rows=2000, commits=4, update_ratio=0.3)
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    result = run_job(config, ref, "merge", _group_by_group(config, ref), verify=True)
+    assert result.status == COMMITTED and result.content_verified, result.error
+    assert result.counters["snapshots_published"] == 4
+    assert result.verify_counters["verify_data_files_seen_in_rewrite"] == result.counters["data_files_rewritten"]
+    assert result.verify_counters["verify_data_files"] == result.counters["data_files_added"]
+    frozen.assert_same()
+
+
+def _group_by_group(config: Config, ref: TableRef) -> dict[str, Any]:
+    """MERGE options that make each partition a group of its own, committed on its own."""
+    sizes: dict[str, int] = {}
+    for f in snapshot_files(load_table(config, ref)).data:
+        sizes[f.partition_path] = sizes.get(f.partition_path, 0) + f.size
+    return {"commit_every_groups": 1, "max_concurrent_groups": 1, "max_group_bytes": max(sizes.values())}
+
+
+def test_after_a_writers_commit_the_rows_a_group_read_are_not_taken_for_the_parents(spark, config: Config, cdc_table: CdcFactory,
+                                                                                    tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CDC writer commits updates and deletes (equality deletes on every partition) right
+    after the run's first change: the later groups read their rows as they were before it, so
+    their changes must be verified by reading the parent (the writer's deletes applied)."""
+    from maintenance import faults
+    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
+
+    shape = TableShape("identity", 4, "single")
+    ref, _, _ = cdc_table(shape=shape, rows=2000, commits=4, update_ratio=0.3)
+    written: list[int] = []
+    real_point = faults.point
+
+    def writer_after_first_commit(name: str) -> None:
+        real_point(name)
+        if name == "groups-committed" and not written:
+            result, _ = run_cdc_workload(spark, config, ref, CdcOptions(rows=400, commits=1, update_ratio=0.5, delete_ratio=0.2, shape=shape, seed=9))
+            written.append(int(result.snapshot_id))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(faults, "point", writer_after_first_commit)
+    result = run_job(config, ref, "merge", _group_by_group(config, ref), verify=True)
+    assert result.status == COMMITTED and result.content_verified, result.error
+    assert written and result.counters["snapshots_published"] == 4
+    first_group = result.verify_counters["verify_data_files_seen_in_rewrite"]
+    assert 0 < first_group < result.counters["data_files_rewritten"]  # only the first change, before the writer, used its group's count
+    FrozenRows(spark, ref, tmp_path / "writer", written[0]).assert_same()  # the content is the writer's, unchanged by MERGE
 
 
 def assert_not_published(result: Any, config: Config, ref: TableRef, before: int | None, frozen: FrozenRows) -> None:
@@ -264,9 +365,6 @@ class _Nothing:
 
     def refresh(self) -> Any:
         return self.inner.refresh()
-
-    def __contains__(self, path: str) -> bool:
-        return False
 
     def unreferenced(self, paths: list[str]) -> list[str]:
         return list(paths)

@@ -14,6 +14,7 @@ import org.apache.iceberg.RewriteFiles;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
 import org.apache.iceberg.io.CloseableIterable;
+import org.apache.iceberg.io.FileIO;
 
 /**
  * A snapshot's scan tasks for the data files a rewrite takes, held in the JVM by location.
@@ -127,18 +128,50 @@ public class PlannedTasks {
    * Iceberg's own diff (the DELETED entries of the manifests the snapshot wrote), read in the
    * JVM (verification's scope, maintenance/jobs/verification.py).
    */
-  public String removedKeys(Table table, String snapshotId) {
+  public String removedKeys(Table table, String snapshotId) throws InterruptedException {
     Snapshot snapshot = table.snapshot(Long.parseLong(snapshotId));
+    snapshot.allManifests(table.io());  // the manifest list, read once before two threads ask for it
+    // A rewrite's commit rewrites every manifest it removes a file from: the data and the
+    // delete manifests are read side by side (measured: 0.17-0.43 s in one thread for the
+    // 80 manifests of a one-partition compaction of a 40-commit table).
+    RemovedDeletes deletes = new RemovedDeletes(snapshot, table.io());
+    deletes.start();
     StringBuilder keys = new StringBuilder();
     Iterator data = snapshot.removedDataFiles(table.io()).iterator();
     while (data.hasNext()) {
       keys.append(((DataFile) data.next()).location()).append('\n');
     }
-    Iterator deletes = snapshot.removedDeleteFiles(table.io()).iterator();
-    while (deletes.hasNext()) {
-      keys.append(recordKey((DeleteFile) deletes.next())).append('\n');
+    deletes.join();
+    if (deletes.failure != null) {
+      throw deletes.failure;
     }
-    return keys.toString();
+    return keys.append(deletes.keys).toString();
+  }
+
+  /** The record keys of the delete files a snapshot removed, read in a thread of its own. */
+  private static class RemovedDeletes extends Thread {
+    private final Snapshot snapshot;
+    private final FileIO io;
+    private final StringBuilder keys = new StringBuilder();
+    private RuntimeException failure;
+
+    RemovedDeletes(Snapshot snapshot, FileIO io) {
+      this.snapshot = snapshot;
+      this.io = io;
+      setDaemon(true);
+      setName("icemaint-removed-deletes");
+    }
+
+    public void run() {
+      try {
+        Iterator deletes = snapshot.removedDeleteFiles(io).iterator();
+        while (deletes.hasNext()) {
+          keys.append(recordKey((DeleteFile) deletes.next())).append('\n');
+        }
+      } catch (RuntimeException e) {
+        failure = e;
+      }
+    }
   }
 
   private static String recordKey(DeleteFile delete) {
