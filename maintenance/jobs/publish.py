@@ -36,13 +36,13 @@ import structlog
 from maintenance import faults
 from maintenance.errors import IcemaintError
 from maintenance.jobs.spec import Progress, no_progress
-from maintenance.jobs.verification import ROWS, Evidence, RowsRead
+from maintenance.jobs.verification import ROWS, Evidence
 from maintenance.spark.fenced_table import FencedTable, Staged
 from maintenance.spark.jvm import JavaObject
 
 log = structlog.get_logger(__name__)
 
-Verify = Callable[[str, int, int, RowsRead | None], Evidence]  # (proof, parent id, staged id, rows read): `verification.Verifier.verify`
+Verify = Callable[[str, int, int, frozenset[str]], Evidence]  # (proof, parent id, staged id, data files it says it removes): `verification.Verifier.verify`
 
 
 class ContentChangedError(IcemaintError):
@@ -59,7 +59,7 @@ class Change:
     validate: Callable[[JavaObject], None] | None = None  # run on every commit attempt's base metadata
     perform: Callable[[JavaObject], None] | None = None  # table -> None, having committed one snapshot through it
     proof: str = ROWS  # how its staged snapshot is verified (`jobs/verification.py`)
-    read: RowsRead | None = None  # what its rewrite read, fingerprinted as it read (rows proofs only)
+    removes: frozenset[str] = frozenset()  # the data files it says it removes: read early by verification, trusted for nothing
 
 
 def _commit(table: FencedTable, change: Change) -> int:
@@ -87,7 +87,6 @@ class Verification:
     data_files: int = 0  # data files read to verify, both sides of every change
     bytes: int = 0
     table_bytes: int = 0  # the data bytes of both snapshots of every change
-    seen_in_rewrite: int = 0  # parent files not read again: fingerprinted as the rewrite read them
 
     def add(self, evidence: Evidence) -> None:
         if self.fingerprint_before is None:
@@ -96,14 +95,11 @@ class Verification:
         self.data_files += evidence.data_files
         self.bytes += evidence.bytes
         self.table_bytes += evidence.table_bytes
-        self.seen_in_rewrite += evidence.seen_in_rewrite
 
     def counters(self) -> dict[str, float | int]:
-        """What it read: the data files, their bytes, and their share of the table's (both
-        sides); and the parent files it did not read again (seen as the rewrite read them)."""
+        """What it read: the data files, their bytes, and their share of the table's (both sides)."""
         share = round(self.bytes / self.table_bytes, 4) if self.table_bytes else 0.0
-        return {"verify_data_files": self.data_files, "verify_bytes": self.bytes, "verify_share": share,
-                "verify_data_files_seen_in_rewrite": self.seen_in_rewrite}
+        return {"verify_data_files": self.data_files, "verify_bytes": self.bytes, "verify_share": share}
 
 
 class Publisher:
@@ -125,7 +121,7 @@ class Publisher:
         faults.point("staged")
         self.verification.staged.append(staged.snapshot_id)
         self.progress("staged")
-        evidence = self.verifier(change.proof, staged.parent_id, staged.snapshot_id, change.read)
+        evidence = self.verifier(change.proof, staged.parent_id, staged.snapshot_id, change.removes)
         self.verification.add(evidence)
         if not evidence.same:
             self.verification.verified = False

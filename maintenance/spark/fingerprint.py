@@ -24,15 +24,14 @@ each read through Iceberg's own scan task for it (planned by Iceberg on that sna
 with every delete Iceberg applies to it) in the table's current schema: what verifying a
 change needs (`table/change_scope.py` says which files, and why that is enough).
 
-`ReadFingerprints` takes that same sum over the rows a rewrite reads, while it reads them
-(Spark's `observe`, on the frame of its scan tasks before anything else is done with it),
-so that the rewritten files need not be read a second time to verify the change: see
-`jobs/verification.py` for when that reading stands for the parent's.
+The sums are taken as the rows pass (Spark's `observe`, `ReadFingerprints`), in a job of one
+stage that then drops the rows (the `noop` sink): no shuffle to gather them.
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -141,21 +140,18 @@ def files_fingerprints(spark: SparkSession, table: JavaObject, name: str, sides:
 
 
 class ReadFingerprints:
-    """The fingerprint of the rows a rewrite reads, taken while it reads them, one frame at a
-    time: `watch` the frame of a group's scan tasks before anything else is done with it,
-    run the write, then `take` what was seen (rows and fingerprint, in the table's current
-    schema as it was when this was made). Spark gathers the sum in the tasks that read the
-    rows and hands it to a listener when the write's query ends (`java/ObservedReads.java`);
-    if it does not come within `WAIT_S`, `take` says so (None). A stage that Spark computes
-    again (a lost shuffle output) counts its rows again: a rewrite's count is therefore only
-    trusted when it agrees (`jobs/verification.py`); a result stage, as in
-    `files_fingerprints`, counts each task once. Close it when done."""
+    """The fingerprint of a frame's rows, taken while a query reads them: `watch` the frame,
+    run the query, then `take` what was seen (rows and fingerprint, in the table's current
+    schema as it was when this was made). Spark gathers the sums in the tasks that read the
+    rows and hands them to a listener when the query ends (`java/ObservedReads.java`); if
+    they do not come within `WAIT_S`, `take` says so (None). Only a result stage counts each
+    task once (a stage Spark computes again, after a lost shuffle output, counts its rows
+    again): watch frames that no shuffle follows. Close it when done."""
 
     WAIT_S = 60.0
 
     def __init__(self, spark: SparkSession, table: JavaObject) -> None:
-        schema = json.loads(jvm(spark).org.apache.iceberg.SchemaParser.toJson(table.schema()))
-        self._columns = canonical_columns(schema, schema)
+        self._totals = _schema_totals(spark, str(jvm(spark).org.apache.iceberg.SchemaParser.toJson(table.schema())))
         self._prefix = f"icemaint_read_{uuid.uuid4().hex}_"
         self._manager = spark._jsparkSession.listenerManager()  # type: ignore[attr-defined]
         self._listener = new_helper(spark, "ObservedReads").keeping(self._prefix)
@@ -164,7 +160,7 @@ class ReadFingerprints:
     def watch(self, frame: DataFrame) -> tuple[DataFrame, str]:
         """The frame, its rows counted and summed as they pass; and the name to `take` them by."""
         name = f"{self._prefix}{uuid.uuid4().hex}"
-        return frame.observe(name, *_totals(self._columns)), name
+        return frame.observe(name, *self._totals), name
 
     def take(self, name: str) -> tuple[int, str] | None:
         """(rows, fingerprint) of the frame watched under `name`, once its query has ended."""
@@ -176,6 +172,28 @@ class ReadFingerprints:
 
     def close(self) -> None:
         self._manager.unregister(self._listener)
+
+
+_SCHEMA_TOTALS: dict[tuple[int, str], list[Column]] = {}  # (the JVM's gateway, a schema's JSON) -> `_totals` of its canonical columns
+_SCHEMA_TOTALS_KEPT = 32
+_schema_totals_lock = threading.Lock()
+
+
+def _schema_totals(spark: SparkSession, schema_json: str) -> list[Column]:
+    """`_totals` for rows of this schema, built once per JVM: building the canonical columns
+    is a few Py4J calls per column (30 ms for a table of ten, per verified change),
+    and column expressions belong to no session or frame."""
+    key = (id(spark.sparkContext._gateway), schema_json)  # type: ignore[attr-defined]
+    with _schema_totals_lock:
+        totals = _SCHEMA_TOTALS.get(key)
+    if totals is None:
+        schema = json.loads(schema_json)
+        totals = _totals(canonical_columns(schema, schema))
+        with _schema_totals_lock:
+            if len(_SCHEMA_TOTALS) >= _SCHEMA_TOTALS_KEPT:
+                _SCHEMA_TOTALS.clear()
+            _SCHEMA_TOTALS[key] = totals
+    return totals
 
 
 def _totals(columns: Sequence[Column]) -> list[Column]:

@@ -66,16 +66,15 @@ def test_a_verified_change_is_made_current_by_fast_forward_only_when_the_content
     table = ScriptedTable()
     asked: list[tuple[Any, ...]] = []
 
-    def verifier(proof: str, parent: int, staged: int, read: Any) -> Evidence:
-        asked.append((proof, parent, staged, read))
+    def verifier(proof: str, parent: int, staged: int, removes: frozenset[str]) -> Evidence:
+        asked.append((proof, parent, staged, removes))
         return evidence("f1", "f1")
 
     publisher = Publisher(table, verify=True, verifier=verifier)
     assert publisher.publish(change()) == 101
     assert table.calls == [("stage", "operation on the java table"), ("fast_forward", 101)]
-    assert asked == [("rows", 1, 101, None)]
-    assert publisher.verification.verified is True and publisher.verification.counters() == {"verify_data_files": 3, "verify_bytes": 300, "verify_share": 0.25,
-                                                                                 "verify_data_files_seen_in_rewrite": 0}
+    assert asked == [("rows", 1, 101, frozenset())]
+    assert publisher.verification.verified is True and publisher.verification.counters() == {"verify_data_files": 3, "verify_bytes": 300, "verify_share": 0.25}
 
 
 def test_a_change_that_alters_content_is_never_made_current() -> None:

@@ -102,72 +102,72 @@ def test_one_partition_of_many_reads_only_that_partition(spark, config: Config, 
     table = load_table(config, ref)
     before = snapshot_files(table, table.current_snapshot().parent_snapshot_id)  # type: ignore[union-attr]
     region5 = [f for f in before.data if f.partition_path == "region=5"]
-    # The partition's files were fingerprinted as COMPACT read them; verification read the one it wrote.
-    assert result.verify_counters["verify_data_files_seen_in_rewrite"] == len(region5)
-    assert result.verify_counters["verify_data_files"] == 1
+    assert result.verify_counters["verify_data_files"] == len(region5) + 1  # the partition's files, then the one COMPACT wrote
     assert 0 < result.verify_counters["verify_share"] < 0.25
 
 
 @pytest.mark.parametrize("job", ["compact", "merge"])
-def test_a_rewrite_that_loses_a_row_after_reading_it_is_not_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch, job: str) -> None:
-    """The rewrite counts a row as read, then does not write it: the staged side, read back,
-    lacks it, so the rows seen in the rewrite do not stand for the staged snapshot."""
-    from maintenance.spark.fingerprint import ReadFingerprints
+def test_a_rewrite_whose_read_loses_a_row_is_not_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch, job: str) -> None:
+    """The rewrite's own read of its scan tasks drops one row: what it wrote agrees with what
+    it read, so only a verification that reads the parent's files itself sees the loss."""
+    from pyspark.sql import DataFrameReader
 
     ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1200, commits=4, update_ratio=0.3)
     before = load_table(config, ref).metadata.current_snapshot_id
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
     victim = spark.sql(f"SELECT min(id) AS id FROM {ref.spark_name} WHERE region = 0").first()["id"]
-    real_watch = ReadFingerprints.watch
+    real_option, real_load = DataFrameReader.option, DataFrameReader.load
+    rewrites: list[object] = []
 
-    def losing_one_after_counting(self, frame):  # type: ignore[no-untyped-def]
-        counted, name = real_watch(self, frame)
-        return counted.where(counted["id"] != victim), name
+    def option(self, key, value):  # type: ignore[no-untyped-def]
+        if key == "scan-task-set-id":
+            rewrites.append(self)
+        return real_option(self, key, value)
 
-    monkeypatch.setattr(ReadFingerprints, "watch", losing_one_after_counting)
+    def load(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        frame = real_load(self, *args, **kwargs)
+        return frame.where(frame["id"] != victim) if self in rewrites else frame
+
+    monkeypatch.setattr(DataFrameReader, "option", option)
+    monkeypatch.setattr(DataFrameReader, "load", load)
     options: dict[str, Any] = {"partitions": ["region=0"], **({"min_input_files": 2} if job == "compact" else {})}
     result = run_job(config, ref, job, options, verify=True)
+    assert rewrites, "the fault never reached the rewrite's reader"
     assert_not_published(result, config, ref, before, frozen)
 
 
-def test_a_count_from_the_rewrite_that_is_off_is_read_again(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
-                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """A rewrite's count that does not add up (as a recomputed stage would make it) makes the
-    verification read the parent's files itself: the honest change is still published."""
-    import dataclasses
-
-    import maintenance.jobs.file_groups.executor as executor
+def test_a_rewrite_that_reads_one_task_less_than_it_replaces_is_not_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A group's staged scan tasks lack one of its files, whose removal is still committed:
+    that file's rows are lost unless verification reads the parent's files itself."""
+    import maintenance.jobs.file_groups.rewrite as rewrite
+    from maintenance.spark.planned_tasks import GroupTasks
 
     ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1200, commits=4, update_ratio=0.3)
+    before = load_table(config, ref).metadata.current_snapshot_id
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
-    region0 = [f for f in snapshot_files(load_table(config, ref)).data if f.partition_path == "region=0"]
-    real_rows_read = executor._rows_read
+    real = rewrite.rewrite_group
 
-    def counted_twice(snapshot_id, finished):  # type: ignore[no-untyped-def]
-        read = real_rows_read(snapshot_id, finished)
-        return dataclasses.replace(read, rows=2 * read.rows, fingerprint=str(2 * int(read.fingerprint)))
+    def one_task_less(spark_, table, group, tasks, **options):  # type: ignore[no-untyped-def]
+        assert tasks.java.size() > 1
+        fewer = GroupTasks(spark_._jvm.java.util.ArrayList(tasks.java.subList(0, tasks.java.size() - 1)), tasks.sizes[:-1])
+        return real(spark_, table, group, fewer, **options)
 
-    monkeypatch.setattr(executor, "_rows_read", counted_twice)
-    result = run_job(config, ref, "compact", {"min_input_files": 2, "partitions": ["region=0"]}, verify=True)
-    assert result.status == COMMITTED and result.content_verified, result.error
-    assert result.verify_counters["verify_data_files_seen_in_rewrite"] == 0
-    assert result.verify_counters["verify_data_files"] == len(region0) + 1
-    frozen.assert_same()
+    monkeypatch.setattr(rewrite, "rewrite_group", one_task_less)
+    result = run_job(config, ref, "compact", {"partitions": ["region=0"], "min_input_files": 2}, verify=True)
+    assert_not_published(result, config, ref, before, frozen)
 
 
-def test_changes_committed_group_by_group_are_verified_from_what_each_group_read(spark, config: Config, cdc_table: CdcFactory,
-                                                                                tmp_path: Path) -> None:
-    """One MERGE committing each partition's group on its own: every later change is staged
-    on the run's earlier ones, whose scopes hold none of its files, so each is verified from
-    the rows its group read plus a read of what it wrote."""
+def test_changes_committed_group_by_group_are_each_verified(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
+    """One MERGE committing each partition's group on its own: every change is staged on the
+    run's earlier ones and verified on its own scope."""
     ref, _, _ = cdc_table(shape=TableShape("identity", 4, "single"), rows=2000, commits=4, update_ratio=0.3)
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
     result = run_job(config, ref, "merge", _group_by_group(config, ref), verify=True)
     assert result.status == COMMITTED and result.content_verified, result.error
     assert result.counters["snapshots_published"] == 4
-    assert result.verify_counters["verify_data_files_seen_in_rewrite"] == result.counters["data_files_rewritten"]
-    assert result.verify_counters["verify_data_files"] == result.counters["data_files_added"]
+    assert result.verify_counters["verify_data_files"] == result.counters["data_files_rewritten"] + result.counters["data_files_added"]
     frozen.assert_same()
 
 
@@ -179,11 +179,12 @@ def _group_by_group(config: Config, ref: TableRef) -> dict[str, Any]:
     return {"commit_every_groups": 1, "max_concurrent_groups": 1, "max_group_bytes": max(sizes.values())}
 
 
-def test_after_a_writers_commit_the_rows_a_group_read_are_not_taken_for_the_parents(spark, config: Config, cdc_table: CdcFactory,
+def test_changes_staged_after_a_writers_commit_keep_the_writers_content(spark, config: Config, cdc_table: CdcFactory,
                                                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A CDC writer commits updates and deletes (equality deletes on every partition) right
-    after the run's first change: the later groups read their rows as they were before it, so
-    their changes must be verified by reading the parent (the writer's deletes applied)."""
+    after the run's first change: the later changes are staged on the writer's snapshot and
+    verified against it (its deletes applied on both sides); the content ends as the writer
+    left it."""
     from maintenance import faults
     from maintenance.workload.cdc import CdcOptions, run_cdc_workload
 
@@ -202,8 +203,6 @@ def test_after_a_writers_commit_the_rows_a_group_read_are_not_taken_for_the_pare
     result = run_job(config, ref, "merge", _group_by_group(config, ref), verify=True)
     assert result.status == COMMITTED and result.content_verified, result.error
     assert written and result.counters["snapshots_published"] == 4
-    first_group = result.verify_counters["verify_data_files_seen_in_rewrite"]
-    assert 0 < first_group < result.counters["data_files_rewritten"]  # only the first change, before the writer, used its group's count
     FrozenRows(spark, ref, tmp_path / "writer", written[0]).assert_same()  # the content is the writer's, unchanged by MERGE
 
 

@@ -29,11 +29,10 @@ from maintenance.jobs.context import JobContext
 from maintenance.jobs.file_groups.deletes import DroppableDeletes
 from maintenance.jobs.file_groups.grouping import FileGroup
 from maintenance.jobs.file_groups.options import GroupOptions
-from maintenance.jobs.file_groups.writer import WrittenGroup
 from maintenance.jobs.outcome import COMMITTED, JobOutcome, attach_partial
 from maintenance.jobs.publish import Change
-from maintenance.jobs.verification import RowsRead
 from maintenance.spark.errors import java_errors
+from maintenance.spark.jvm import JavaObject
 from maintenance.spark.planned_tasks import DeleteRecords, GroupTasks, PlannedTasks
 from maintenance.spark.rewrites import data_file_rewrite
 from maintenance.spark.session import make_active_in_this_thread
@@ -41,7 +40,7 @@ from maintenance.spark.validators import Validator
 
 log = structlog.get_logger(__name__)
 
-WriteGroup = Callable[[FileGroup, GroupTasks], WrittenGroup]  # (group, its scan tasks) -> new data files, and what it read
+WriteGroup = Callable[[FileGroup, GroupTasks], list[JavaObject]]  # (group, its scan tasks) -> new data files
 
 
 @dataclass
@@ -86,10 +85,10 @@ class _Committed:
 def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write: WriteGroup) -> JobOutcome:
     """Write every group (concurrently) and commit them in batches; the outcome of the last commit."""
     committed = _Committed()
-    pending: list[tuple[FileGroup, WrittenGroup]] = []
+    pending: list[tuple[FileGroup, list[JavaObject]]] = []
     failure: BaseException | None = None
     queue = list(work.groups)
-    running: dict[Future[WrittenGroup], FileGroup] = {}
+    running: dict[Future[list[JavaObject]], FileGroup] = {}
 
     def commit_pending() -> None:
         if pending:
@@ -132,7 +131,7 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
     return outcome
 
 
-def _write_in_run(ctx: JobContext, write: WriteGroup, group: FileGroup, tasks: GroupTasks) -> WrittenGroup:
+def _write_in_run(ctx: JobContext, write: WriteGroup, group: FileGroup, tasks: GroupTasks) -> list[JavaObject]:
     """One group, in a worker thread that joins the run's Spark job group."""
     spark = ctx.spark
     make_active_in_this_thread(spark)
@@ -141,17 +140,17 @@ def _write_in_run(ctx: JobContext, write: WriteGroup, group: FileGroup, tasks: G
         return write(group, tasks)
 
 
-def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup, WrittenGroup]], committed: _Committed) -> None:
+def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup, list[JavaObject]]], committed: _Committed) -> None:
     """One RewriteFiles for the finished groups, dropping the deletes they complete (with no
     groups: the dangling deletes alone, if there are any)."""
     paths = [f.path for group, _ in finished for f in group.files]
-    added = [new for _, written in finished for new in written.files]
+    added = [new for _, files in finished for new in files]
     drop = work.droppable.covered_by(paths)
     if not finished and not drop:
         return
     build = data_file_rewrite(ctx.spark, work.snapshot_id, work.sequence_number, lambda operation: work.tasks.remove_data_files(operation, paths), added,
                               lambda operation: work.java_deletes.remove(operation, drop))
-    committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate, read=_rows_read(work.snapshot_id, finished)))
+    committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate, removes=frozenset(paths)))
     committed.snapshots += 1
     committed.groups += len(finished)
     committed.input_bytes += sum(group.input_bytes for group, _ in finished)
@@ -162,12 +161,3 @@ def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup,
     committed.partitions.update(key for group, _ in finished for key in group.partitions)
     log.info("file groups committed", groups=len(finished), snapshot_id=committed.snapshot_id, delete_files_removed=len(drop))
     faults.point("groups-committed")
-
-
-def _rows_read(snapshot_id: int, finished: list[tuple[FileGroup, WrittenGroup]]) -> RowsRead | None:
-    """What the finished groups read, all of them counted as they read (else None)."""
-    reads = [written.read for _, written in finished]
-    if not finished or any(read is None for read in reads):
-        return None
-    return RowsRead(snapshot_id, frozenset(f.path for group, _ in finished for f in group.files), sum(read[0] for read in reads if read),
-                    str(sum(int(read[1]) for read in reads if read)))

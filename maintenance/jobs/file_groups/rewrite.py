@@ -19,11 +19,11 @@ from maintenance.jobs.file_groups.executor import GroupRewrite, run_groups
 from maintenance.jobs.file_groups.grouping import FileGroup
 from maintenance.jobs.file_groups.plan import RewritePlan
 from maintenance.jobs.file_groups.sizing import OutputSizing
-from maintenance.jobs.file_groups.writer import Ordering, WrittenGroup, rewrite_group
+from maintenance.jobs.file_groups.writer import Ordering, rewrite_group
 from maintenance.jobs.outcome import JobOutcome
 from maintenance.spark.errors import java_errors
-from maintenance.spark.fingerprint import ReadFingerprints
 from maintenance.spark.java_files import JavaFiles
+from maintenance.spark.jvm import JavaObject
 from maintenance.spark.planned_tasks import DeleteRecords, GroupTasks, PlannedTasks
 from maintenance.spark.stream_reads import table_for_file_reads
 from maintenance.spark.validators import no_new_partition_equality_deletes
@@ -56,31 +56,23 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     )
 
     reads = table_for_file_reads(ctx.spark, fenced.real, files.files)
-    # Verifying, the rows each group reads are fingerprinted as it reads them: the
-    # verification then need not read the rewritten files again (`jobs/verification.py`).
-    read_fingerprints = ReadFingerprints(ctx.spark, fenced.real) if ctx.verify else None
 
     sizing = OutputSizing(plan.target_size)
 
-    def write(group: FileGroup, group_tasks: GroupTasks) -> WrittenGroup:
+    def write(group: FileGroup, group_tasks: GroupTasks) -> list[JavaObject]:
         group = sizing.calibrated(group)
         written = rewrite_group(ctx.spark, reads, group, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
-                                ordering=ordering, read_fingerprints=read_fingerprints)
-        sizes = [int(f.fileSizeInBytes()) for f in written.files]
-        resized = sizing.resized(group, sizes)
+                                ordering=ordering)
+        resized = sizing.resized(group, [int(f.fileSizeInBytes()) for f in written])
         if resized is None:
             return written
-        log.info("file group written again at its rows' size", partition=str(group.key), files=sizes,
+        log.info("file group written again at its rows' size", partition=str(group.key), files=[int(f.fileSizeInBytes()) for f in written],
                  estimated_bytes=group.expected_output_bytes, written_bytes=resized.expected_output_bytes)
-        ctx.discard_unpublished([str(f.location()) for f in written.files])
+        ctx.discard_unpublished([str(f.location()) for f in written])
         return rewrite_group(ctx.spark, reads, resized, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
-                             ordering=ordering, read_fingerprints=read_fingerprints)
+                             ordering=ordering)
 
-    try:
-        outcome = run_groups(ctx, work, plan.options, write)
-    finally:
-        if read_fingerprints is not None:
-            read_fingerprints.close()
+    outcome = run_groups(ctx, work, plan.options, write)
     outcome.counters = {**plan.counters(), **outcome.counters}
     return outcome
 

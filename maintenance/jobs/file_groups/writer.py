@@ -30,10 +30,7 @@ committed by the write; the new files are handed back for the executor's commit.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
-
-import structlog
 
 from maintenance.jobs.file_groups.grouping import (
     FileGroup,
@@ -41,14 +38,11 @@ from maintenance.jobs.file_groups.grouping import (
     max_output_bytes,
     split_size,
 )
-from maintenance.spark.fingerprint import ReadFingerprints
 from maintenance.spark.jvm import JavaObject, singleton
 from maintenance.spark.planned_tasks import GroupTasks
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, DataFrameReader, SparkSession
-
-log = structlog.get_logger(__name__)
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 FINE_CUTS_PER_FILE = 16  # pieces per file where files are cut by row count
 COARSE_FILE_SHARE = 0.2  # a group whose files are this big next to a split is shuffled to size
@@ -71,32 +65,11 @@ class Ordering(Protocol):
         ...
 
 
-@dataclass(frozen=True)
-class WrittenGroup:
-    """A group's new data files (uncommitted) and, when watched, what it read."""
-
-    files: list[JavaObject]
-    read: tuple[int, str] | None = None  # (rows, fingerprint) of the rows read: `fingerprint.ReadFingerprints`
-
-
 def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, tasks: GroupTasks, *, target_size: int, output_spec_id: int,
-                  ordering: Ordering | None = None, read_fingerprints: ReadFingerprints | None = None) -> WrittenGroup:
+                  ordering: Ordering | None = None) -> list[JavaObject]:
     """Read the tasks (deletes applied) and write them toward the target size; returns the
-    new data files, uncommitted, and with `read_fingerprints` the fingerprint of the rows
-    read (taken as they were read, before any shuffle or sort). `table`: what the files are
-    read and written through (`stream_reads.table_for_file_reads`)."""
-    watched: list[str] = []
-
-    def load(reader: DataFrameReader) -> DataFrame:
-        frame = reader.load(group_id)
-        if read_fingerprints is None or ordering is not None:
-            # An ordering's range partitioning samples the rows in a job of its own, which
-            # would count them twice: the verification reads such groups itself.
-            return frame
-        frame, name = read_fingerprints.watch(frame)
-        watched.append(name)
-        return frame
-
+    new data files, uncommitted. `table`: what the files are read and written through
+    (`stream_reads.table_for_file_reads`)."""
     group_id = str(uuid.uuid4())
     cache, manager, coordinator = (singleton(spark, f"org.apache.iceberg.spark.{name}") for name in ("SparkTableCache", "ScanTaskSetManager", "FileRewriteCoordinator"))
     weights = tasks.sizes  # what Iceberg packs by: data plus its deletes
@@ -109,7 +82,7 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
         writer_options = {"rewritten-file-scan-task-set-id": group_id, "output-spec-id": str(output_spec_id)}
         layout = group.layout(target_size)
         if not layout.even:
-            frame = load(reader)
+            frame = reader.load(group_id)
             keys = ordering.keys(frame, group) if ordering is not None else []
             frame = _cut_by_rows(spark, frame, layout, keys)
             if keys:
@@ -117,7 +90,7 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
             writer_options.update({"target-file-size-bytes": str(4 * max_output_bytes(target_size)), "distribution-mode": "none",
                                    "use-table-distribution-and-ordering": "false", "fanout-enabled": "true"})
         elif ordering is not None:
-            frame = load(reader)
+            frame = reader.load(group_id)
             keys = ordering.keys(frame, group)
             if group.spread and not group.moves_rows:
                 # Small partitions combined, one file each: whole partitions are dealt out by
@@ -135,9 +108,9 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
             if readers > 1:
                 # One file to write from much to read: the reading (and every delete applied
                 # on the way) is shared out over the cores, and one task writes the file.
-                frame = load(reader.option("split-size", str(sum(weights) // readers + max(weights) + 1))).repartition(1)
+                frame = reader.option("split-size", str(sum(weights) // readers + max(weights) + 1)).load(group_id).repartition(1)
             else:
-                frame = load(reader.option("split-size", str(sum(weights) + 1 if coarse else split)))
+                frame = reader.option("split-size", str(sum(weights) + 1 if coarse else split)).load(group_id)
             if coarse and not group.spread:
                 frame = frame.repartition(splits)  # whole files cannot be packed evenly: deal rows out
             writer_options.update({
@@ -146,11 +119,7 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
                 "fanout-enabled": "false" if group.spread else "true",  # one partition: no sort needed for one open file
             })
         frame.write.format("iceberg").options(**writer_options).mode("append").save(group_id)
-        files = list(coordinator.fetchNewFiles(table, group_id))
-        read = read_fingerprints.take(watched[0]) if read_fingerprints is not None and watched else None
-        if watched and read is None:
-            log.warning("the rows a file group read were not counted in time; verification will read its files", files=len(group.files))
-        return WrittenGroup(files, read)
+        return list(coordinator.fetchNewFiles(table, group_id))
     finally:
         cache.remove(group_id)
         manager.removeTasks(table, group_id)

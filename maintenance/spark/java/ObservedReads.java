@@ -8,13 +8,13 @@ import org.apache.spark.sql.util.QueryExecutionListener;
 /**
  * Collects the metrics that Spark's `observe` gathered while a query ran, by name, for the
  * Python side to take once the query has finished (maintenance/spark/fingerprint.py,
- * `ReadFingerprints`): the rows a rewrite read, and their fingerprint, seen as it read them.
+ * `ReadFingerprints`): the rows a verification read, and their fingerprint, seen as it read them.
  *
  * Why not PySpark's `Observation`: its `get` waits without a time limit, and a query whose
  * metrics never arrive would hang the job. Here `take` waits at most as long as it is told
- * and answers null, and the caller then reads the files itself. Spark posts query events
+ * and answers null, and the verification then fails with a clear error. Spark posts query events
  * to its listeners asynchronously, after the query returned: hence the wait at all.
- * Registered with the session's listener manager for one run, and unregistered after it.
+ * Registered with the session's listener manager for one read, and unregistered after it.
  * Compiled at run time by Spark's Janino (maintenance/spark/java_helpers.py).
  */
 public class ObservedReads implements QueryExecutionListener {
