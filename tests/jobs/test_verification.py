@@ -159,6 +159,7 @@ def test_a_rewrite_that_reads_one_task_less_than_it_replaces_is_not_published(sp
     assert_not_published(result, config, ref, before, frozen)
 
 
+@pytest.mark.slow
 def test_changes_committed_group_by_group_are_each_verified(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
     """One MERGE committing each partition's group on its own: every change is staged on the
     run's earlier ones and verified on its own scope."""
@@ -179,6 +180,7 @@ def _group_by_group(config: Config, ref: TableRef) -> dict[str, Any]:
     return {"commit_every_groups": 1, "max_concurrent_groups": 1, "max_group_bytes": max(sizes.values())}
 
 
+@pytest.mark.slow
 def test_changes_staged_after_a_writers_commit_keep_the_writers_content(spark, config: Config, cdc_table: CdcFactory,
                                                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A CDC writer commits updates and deletes (equality deletes on every partition) right
