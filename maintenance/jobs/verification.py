@@ -112,7 +112,7 @@ class Verifier:
             self.progress("verifying", data_files_to_read=sum(len(f) for _, f in rest), mib_to_read=round(_bytes(*(f for _, f in rest)) / 2**20))
         readable = {f.key: f for f in (*before.files, *after.files)}.values()
         fingerprints = files_fingerprints(spark, java, name, rest, readable)
-        fingerprint_before, fingerprint_after = (done.plus(more.rows, more.fingerprint) for done, more in zip(partial, fingerprints))
+        fingerprint_before, fingerprint_after = (done.plus(more) for done, more in zip(partial, fingerprints))
         evidence = Evidence(fingerprint_before, fingerprint_after, data_files=scope.data_files, bytes=scope.bytes, table_bytes=scope.table_bytes)
         log.info("verification read", data_files=scope.data_files, bytes=scope.bytes, first_s=round(first_done - started, 3),
                  rest_s=round(time.perf_counter() - first_done, 3))

@@ -79,9 +79,10 @@ class Fingerprint:
     def same_content(self, other: Fingerprint) -> bool:
         return (self.rows, self.fingerprint) == (other.rows, other.fingerprint)
 
-    def plus(self, rows: int, fingerprint: str) -> Fingerprint:
-        """This fingerprint with more rows counted in (the sum is over rows: parts add up)."""
-        return Fingerprint(self.table, self.snapshot_id, self.rows + rows, str(int(self.fingerprint) + int(fingerprint)))
+    def plus(self, other: Fingerprint) -> Fingerprint:
+        """This fingerprint with `other`'s rows counted in (the sum is over rows: parts of a
+        snapshot's rows add up to the fingerprint of them all)."""
+        return Fingerprint(self.table, self.snapshot_id, self.rows + other.rows, str(int(self.fingerprint) + int(other.fingerprint)))
 
 
 def read_table(spark: SparkSession, ref: TableRef, snapshot_id: int | None = None) -> DataFrame:
@@ -174,25 +175,27 @@ class ReadFingerprints:
         self._manager.unregister(self._listener)
 
 
-_SCHEMA_TOTALS: dict[tuple[int, str], list[Column]] = {}  # (the JVM's gateway, a schema's JSON) -> `_totals` of its canonical columns
+_SCHEMA_TOTALS: dict[str, tuple[object, list[Column]]] = {}  # a schema's JSON -> (the JVM's gateway, `_totals` of its canonical columns)
 _SCHEMA_TOTALS_KEPT = 32
 _schema_totals_lock = threading.Lock()
 
 
 def _schema_totals(spark: SparkSession, schema_json: str) -> list[Column]:
     """`_totals` for rows of this schema, built once per JVM: building the canonical columns
-    is a few Py4J calls per column (30 ms for a table of ten, per verified change),
-    and column expressions belong to no session or frame."""
-    key = (id(spark.sparkContext._gateway), schema_json)  # type: ignore[attr-defined]
+    is a few Py4J calls per column (30 ms for a table of ten, per verified change), and
+    column expressions belong to no session or frame, only to the JVM that holds them (kept
+    beside them and compared by identity, as `java_helpers` keeps its compiled helpers)."""
+    gateway = spark.sparkContext._gateway  # type: ignore[attr-defined]
     with _schema_totals_lock:
-        totals = _SCHEMA_TOTALS.get(key)
-    if totals is None:
-        schema = json.loads(schema_json)
-        totals = _totals(canonical_columns(schema, schema))
-        with _schema_totals_lock:
-            if len(_SCHEMA_TOTALS) >= _SCHEMA_TOTALS_KEPT:
-                _SCHEMA_TOTALS.clear()
-            _SCHEMA_TOTALS[key] = totals
+        cached = _SCHEMA_TOTALS.get(schema_json)
+    if cached is not None and cached[0] is gateway:
+        return cached[1]
+    schema = json.loads(schema_json)
+    totals = _totals(canonical_columns(schema, schema))
+    with _schema_totals_lock:
+        if len(_SCHEMA_TOTALS) >= _SCHEMA_TOTALS_KEPT:
+            _SCHEMA_TOTALS.clear()
+        _SCHEMA_TOTALS[schema_json] = (gateway, totals)
     return totals
 
 
