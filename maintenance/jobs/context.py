@@ -31,7 +31,7 @@ from maintenance.jobs.verification import Verifier
 from maintenance.lease.fence import Fence
 from maintenance.spark.fenced_table import FencedTable
 from maintenance.spark.jvm import JavaObject, load_java_table
-from maintenance.spark.session import get_spark, spark_running
+from maintenance.spark.session import get_spark, make_active_in_this_thread, spark_running
 from maintenance.table.change_scope import entries_digest
 from maintenance.table.files import snapshot_files
 from maintenance.table.references import manifest_list_digest, missing_files
@@ -77,10 +77,22 @@ class JobContext:
         """How the run's effects were verified, and what that read (the run's record)."""
         return Verification()
 
+    def spark_in_this_thread(self, what: str) -> SparkSession:
+        """Spark for a thread the run started (a file group's writer, a read ahead): the
+        run's job group, so a lost lease cancels its Spark jobs too."""
+        spark = self.spark
+        make_active_in_this_thread(spark)
+        spark.sparkContext.setJobGroup(self.run_id, f"icemaint {self.job} {self.ref} {what}", interruptOnCancel=True)
+        return spark
+
+    @cached_property
+    def verifier(self) -> Verifier:
+        """Compares each staged change with its parent (`jobs/verification.py`)."""
+        return Verifier(self.config, self.ref, lambda: self.spark, self._refreshed_table, self.progress, spark_in_thread=self.spark_in_this_thread)
+
     @cached_property
     def publisher(self) -> Publisher:
-        verifier = Verifier(self.config, self.ref, lambda: self.spark, self._refreshed_table, self.progress)
-        return Publisher(self.table, verify=self.verify, verifier=verifier.verify, verification=self.verification, progress=self.progress)
+        return Publisher(self.table, verify=self.verify, verifier=self.verifier.verify, verification=self.verification, progress=self.progress)
 
     def _refreshed_table(self) -> JavaObject:
         self.table.java.refresh()  # the catalog's table shares the fenced one's operations

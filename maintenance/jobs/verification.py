@@ -19,14 +19,17 @@ scope is sure or likely to hold are read in one Spark job: the data files the st
 snapshot added (always in the scope) and, on the parent's side, the data files the change
 says it removes (`Change.removes`, a hint: a file counts only if the diff puts it in the
 scope, else that side is read again in full). The rest of the scope is read once the diff
-has told what it is. Every file is read by the verification itself, through scan tasks it
-planned, never taken from the job: a fault in how the job read its files (a task missing,
-a row dropped on the way) shows as a difference.
+has told what it is. When a rewrite commits its groups in one change, the parent's side of
+the files it removes is read sooner still, while the groups are written
+(`jobs/read_ahead.py`). Every file is read by the verification itself, through scan tasks
+it planned, never taken from the job: a fault in how the job read its files (a task
+missing, a row dropped on the way) shows as a difference.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,9 +39,10 @@ import structlog
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
+from maintenance.jobs.read_ahead import ReadAhead
 from maintenance.jobs.spec import Progress, no_progress
 from maintenance.spark.fingerprint import Fingerprint, files_fingerprints
-from maintenance.spark.jvm import JavaObject
+from maintenance.spark.jvm import JavaObject, load_java_table
 from maintenance.spark.planned_tasks import removed_keys
 from maintenance.table.change_scope import change_scope, entries_digest, entry_of
 from maintenance.table.files import Content, TableFile, added_files, child_snapshot_files, snapshot_files
@@ -69,12 +73,30 @@ class Verifier:
     """Compares a staged snapshot with its parent, as its change's proof says."""
 
     def __init__(self, config: Config, ref: TableRef, spark: Callable[[], SparkSession], java_table: Callable[[], JavaObject],
-                 progress: Progress = no_progress) -> None:
+                 progress: Progress = no_progress, spark_in_thread: Callable[[str], SparkSession] | None = None) -> None:
         self.config = config
         self.progress = progress
         self.ref = ref
         self.spark = spark  # started only when rows must be read
         self.java_table = java_table  # the catalog's table, refreshed to know the staged snapshot
+        self.spark_in_thread = spark_in_thread  # Spark for another thread, in the run's job group (reads ahead)
+        self._read_ahead_tag = f"icemaint-read-ahead-{uuid.uuid4().hex}"
+        self.ahead = ReadAhead(self._read_ahead, lambda: self.spark().sparkContext.cancelJobsWithTag(self._read_ahead_tag))
+
+    def read_ahead(self, snapshot_id: int, removes: frozenset[str]) -> None:
+        """Start reading, on the parent's side, the data files a change about to be staged
+        on `snapshot_id` will remove (`jobs/read_ahead.py`); a no-op without a thread's Spark."""
+        if self.spark_in_thread is not None:
+            self.ahead.start(snapshot_id, removes)
+
+    def _read_ahead(self, snapshot_id: int, paths: frozenset[str]) -> tuple[frozenset[str], Fingerprint]:
+        assert self.spark_in_thread is not None
+        spark = self.spark_in_thread(f"verification read ahead of {len(paths)} files")
+        spark.sparkContext.addJobTag(self._read_ahead_tag)
+        files = snapshot_files(load_table(self.config, self.ref), snapshot_id)
+        chosen = [f for f in files.data if f.path in paths]
+        read = files_fingerprints(spark, load_java_table(spark, self.ref), str(self.ref), [(snapshot_id, chosen)], files.files)[0]
+        return frozenset(f.path for f in chosen), read
 
     def verify(self, proof: str, parent_id: int, staged_id: int, removes: frozenset[str] = frozenset()) -> Evidence:
         """Compare the staged snapshot with its parent as `proof` says; `removes`: the data
@@ -89,11 +111,15 @@ class Verifier:
         spark, java, name = self.spark(), self.java_table(), str(self.ref)
         added = added_files(table, staged_id)
         first = ([f for f in before.data if f.path in removes], [f for f in added if f.content == Content.DATA])
-        self.progress("verifying", data_files_to_read=len(first[0]) + len(first[1]), mib_to_read=round(_bytes(*first) / 2**20))
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="icemaint-snapshot-diff") as diff:
             removed = diff.submit(removed_keys, spark, java, staged_id)
-            read_first = files_fingerprints(spark, java, name, [(parent_id, first[0]), (staged_id, first[1])], [*before.files, *added])
+            read_ahead, ahead = self.ahead.take(parent_id, removes)
+            now = ([f for f in first[0] if f.path not in read_ahead], first[1])
+            self.progress("verifying", data_files_to_read=len(now[0]) + len(now[1]), mib_to_read=round(_bytes(*now) / 2**20))
+            read_first = files_fingerprints(spark, java, name, [(parent_id, now[0]), (staged_id, now[1])], [*before.files, *added])
             derived = child_snapshot_files(table, before, staged_id, removed.result(), added)
+        if ahead is not None:
+            read_first[0] = read_first[0].plus(ahead)
         after = derived if derived is not None else snapshot_files(table, staged_id, reuse=before)
         first_done = time.perf_counter()
         scope = change_scope(before, after)

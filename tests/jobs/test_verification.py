@@ -106,6 +106,49 @@ def test_one_partition_of_many_reads_only_that_partition(spark, config: Config, 
     assert 0 < result.verify_counters["verify_share"] < 0.25
 
 
+def _files_read_when_verifying(progress: list[tuple[str, dict[str, int]]]) -> list[int]:
+    return [counts["data_files_to_read"] for stage, counts in progress if stage == "verifying"]
+
+
+def test_the_parents_side_is_read_while_the_rewrite_writes(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """One commit on the snapshot it planned on: the partition's files were read ahead
+    (`jobs/read_ahead.py`), so once the change is staged only the file COMPACT wrote is read."""
+    ref, _, _ = cdc_table(shape=TableShape("identity", 4, "single"), rows=3000, commits=4)
+    progress: list[tuple[str, dict[str, int]]] = []
+    result = run_job(config, ref, "compact", {"min_input_files": 2, "partitions": ["region=1"]}, verify=True,
+                     progress=lambda stage, **counts: progress.append((stage, counts)))
+    assert result.status == COMMITTED and result.content_verified, result.error
+    assert _files_read_when_verifying(progress) == [1]
+    region1 = [f for f in snapshot_files(load_table(config, ref), result.snapshot_id).data if f.partition_path == "region=1"]
+    assert len(region1) == 1
+    assert result.verify_counters["verify_data_files"] == result.counters["data_files_rewritten"] + 1
+
+
+def test_a_read_ahead_of_a_snapshot_a_writer_replaced_is_not_used(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer commits after COMPACT planned and before it stages: the files read ahead were
+    read on a snapshot that is not the staged change's parent, so verification reads the
+    parent's side itself, and the writer's rows stay."""
+    from maintenance.jobs.file_groups import executor
+
+    ref, _, _ = cdc_table(shape=TableShape("identity", 4, "single"), rows=3000, commits=4)
+    real_commit = executor._commit
+
+    def writer_first(*args, **kwargs):  # type: ignore[no-untyped-def]
+        spark.sql(f"INSERT INTO {ref.spark_name} SELECT * FROM {ref.spark_name} WHERE region = 2 LIMIT 7")
+        return real_commit(*args, **kwargs)
+
+    monkeypatch.setattr(executor, "_commit", writer_first)
+    progress: list[tuple[str, dict[str, int]]] = []
+    result = run_job(config, ref, "compact", {"min_input_files": 2, "partitions": ["region=1"]}, verify=True,
+                     progress=lambda stage, **counts: progress.append((stage, counts)))
+    assert result.status == COMMITTED and result.content_verified, result.error
+    table = load_table(config, ref)
+    writers = table.current_snapshot().parent_snapshot_id  # type: ignore[union-attr]
+    assert _files_read_when_verifying(progress) == [result.counters["data_files_rewritten"] + 1]
+    FrozenRows(spark, ref, tmp_path / "writers", snapshot_id=writers).assert_same()
+
+
 @pytest.mark.parametrize("job", ["compact", "merge"])
 def test_a_rewrite_whose_read_loses_a_row_is_not_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch, job: str) -> None:

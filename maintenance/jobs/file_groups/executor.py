@@ -35,7 +35,6 @@ from maintenance.spark.errors import java_errors
 from maintenance.spark.jvm import JavaObject
 from maintenance.spark.planned_tasks import DeleteRecords, GroupTasks, PlannedTasks
 from maintenance.spark.rewrites import data_file_rewrite
-from maintenance.spark.session import make_active_in_this_thread
 from maintenance.spark.validators import Validator
 
 log = structlog.get_logger(__name__)
@@ -89,6 +88,9 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
     failure: BaseException | None = None
     queue = list(work.groups)
     running: dict[Future[list[JavaObject]], FileGroup] = {}
+    # The parent's side of the one commit's verification is read while the groups are written
+    # (`jobs/read_ahead.py`); with several commits, each later commit's parent is the one before.
+    read_ahead = ctx.verify and len(work.groups) <= options.commit_every_groups
 
     def commit_pending() -> None:
         if pending:
@@ -101,6 +103,8 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
                 while queue and failure is None and len(running) < options.max_concurrent_groups:
                     group = queue.pop(0)
                     running[pool.submit(_write_in_run, ctx, write, group, work.tasks.for_group([f.path for f in group.files]))] = group
+                    if read_ahead:
+                        ctx.verifier.read_ahead(work.snapshot_id, frozenset(f.path for f in group.files))
                 if not running:
                     break
                 done, _ = wait(running, return_when=FIRST_COMPLETED)
@@ -124,6 +128,9 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
             ctx.spark.sparkContext.cancelJobGroup(ctx.run_id)
             attach_partial(exc, JobOutcome(COMMITTED, committed.snapshot_id, committed.counters(len(work.groups))))
             raise
+        finally:
+            if read_ahead:
+                ctx.verifier.ahead.stop()
     outcome = JobOutcome(COMMITTED, committed.snapshot_id, committed.counters(len(work.groups)))
     if failure is not None:
         attach_partial(failure, outcome)
@@ -133,9 +140,7 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
 
 def _write_in_run(ctx: JobContext, write: WriteGroup, group: FileGroup, tasks: GroupTasks) -> list[JavaObject]:
     """One group, in a worker thread that joins the run's Spark job group."""
-    spark = ctx.spark
-    make_active_in_this_thread(spark)
-    spark.sparkContext.setJobGroup(ctx.run_id, f"icemaint {ctx.job} {ctx.ref} {threading.current_thread().name}", interruptOnCancel=True)
+    ctx.spark_in_this_thread(threading.current_thread().name)
     with java_errors(f"{ctx.job.upper()} rewrite of {len(tasks.sizes)} files"):
         return write(group, tasks)
 

@@ -1,0 +1,86 @@
+"""Reading the parent's side of a verification while the change is still being written.
+
+A rewrite of one partition writes with one Spark task, so while it runs a core idles. What
+verification will read on the parent's side is known before the change is staged: the
+data files the job is about to remove, in the snapshot it planned on. So the verifier reads
+them then, in a thread of its own, as it reads everything: its own scan tasks, planned by
+Iceberg on that snapshot, through its own reader (`spark.fingerprint.files_fingerprints`),
+never the job's (a fault in how the job read its files must still show as a difference).
+
+Why a read done early may stand for one done at verification:
+- a snapshot is immutable, so the rows of its files, every delete applied, are the same
+  whenever they are read;
+- the fingerprint is a sum over rows, so the fingerprints of disjoint sets of files add up
+  to the fingerprint of their union (`Fingerprint.plus`);
+- a reading is used only for a change whose staged parent is the very snapshot it read (a
+  writer that commits first makes it useless, never wrong), and only for files the change
+  names as removed, which the verifier then checks against the diff's scope like any file
+  it reads early (`jobs/verification.py`);
+- a reading that failed is not used: those files are read again.
+What is left unused when the run's changes are published (or it fails) is cancelled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+import structlog
+
+from maintenance.spark.fingerprint import Fingerprint
+
+log = structlog.get_logger(__name__)
+
+Read = Callable[[int, frozenset[str]], tuple[frozenset[str], Fingerprint]]  # (snapshot, paths) -> (the paths it read, their fingerprint)
+
+
+@dataclass(frozen=True)
+class _Reading:
+    snapshot_id: int
+    paths: frozenset[str]
+    result: Future[tuple[frozenset[str], Fingerprint]]
+
+
+class ReadAhead:
+    """Readings of some data files of a snapshot, done one at a time in a thread of their
+    own, each taken at most once."""
+
+    def __init__(self, read: Read, cancel: Callable[[], None]) -> None:
+        self._read = read
+        self._cancel = cancel  # cancels the Spark jobs of the readings still running
+        self._pool: ThreadPoolExecutor | None = None
+        self._readings: list[_Reading] = []
+
+    def start(self, snapshot_id: int, paths: frozenset[str]) -> None:
+        """Begin reading these data files of `snapshot_id` (after those already asked for)."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="icemaint-read-ahead")
+        self._readings.append(_Reading(snapshot_id, paths, self._pool.submit(self._read, snapshot_id, paths)))
+
+    def take(self, snapshot_id: int, paths: frozenset[str]) -> tuple[frozenset[str], Fingerprint | None]:
+        """The fingerprint of what was read ahead of `paths` on `snapshot_id` (waiting for
+        readings still running), and which of the paths it holds; each reading is taken once."""
+        covered: set[str] = set()
+        total: Fingerprint | None = None
+        for reading in [r for r in self._readings if r.snapshot_id == snapshot_id and r.paths <= paths]:
+            self._readings.remove(reading)
+            try:
+                read, fingerprint = reading.result.result()
+            except Exception as exc:  # noqa: BLE001 (a failed reading is only not used: verification reads those files itself)
+                log.info("a verification read ahead failed; its files are read again", files=len(reading.paths), error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+                continue
+            covered |= read
+            total = fingerprint if total is None else total.plus(fingerprint)
+        return frozenset(covered), total
+
+    def stop(self) -> None:
+        """Cancel the readings nobody took and wait for the thread to end."""
+        if self._pool is None:
+            return
+        for reading in self._readings:
+            reading.result.cancel()
+        if any(not reading.result.done() for reading in self._readings):
+            self._cancel()
+        self._pool.shutdown(wait=True)
+        self._pool, self._readings = None, []

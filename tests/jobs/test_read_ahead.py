@@ -1,0 +1,59 @@
+"""`jobs/read_ahead.py`: which readings a verification takes, and what is left.
+
+The readings here are plain functions: what a reading reads through Spark is
+`files_fingerprints`, tested with verification (`test_verification.py`)."""
+
+from __future__ import annotations
+
+import threading
+
+from maintenance.jobs.read_ahead import ReadAhead
+from maintenance.spark.fingerprint import Fingerprint
+
+
+def _reading(snapshot_id: int, paths: frozenset[str]) -> tuple[frozenset[str], Fingerprint]:
+    if "broken" in paths:
+        raise OSError("the reading failed")
+    return paths - {"gone"}, Fingerprint("t", snapshot_id, len(paths), str(sum(len(p) for p in paths)))
+
+
+def test_readings_of_the_parent_add_up_and_are_taken_once() -> None:
+    ahead = ReadAhead(_reading, cancel=lambda: None)
+    ahead.start(1, frozenset({"a", "bb"}))
+    ahead.start(1, frozenset({"ccc"}))
+    ahead.start(2, frozenset({"dddd"}))  # another snapshot
+    ahead.start(1, frozenset({"eeeee", "elsewhere"}))  # not all of it is removed by the change
+    covered, total = ahead.take(1, frozenset({"a", "bb", "ccc", "eeeee"}))
+    assert covered == {"a", "bb", "ccc"}
+    assert total == Fingerprint("t", 1, 3, "6")
+    assert ahead.take(1, frozenset({"a", "bb", "ccc"})) == (frozenset(), None)
+    ahead.stop()
+
+
+def test_a_failed_reading_covers_nothing_and_a_file_not_found_is_not_covered() -> None:
+    ahead = ReadAhead(_reading, cancel=lambda: None)
+    ahead.start(1, frozenset({"broken"}))
+    ahead.start(1, frozenset({"a", "gone"}))
+    covered, total = ahead.take(1, frozenset({"broken", "a", "gone"}))
+    assert covered == {"a"}
+    assert total is not None and total.rows == 2
+    ahead.stop()
+
+
+def test_stop_cancels_what_is_still_running_and_ends_the_thread() -> None:
+    release, cancelled = threading.Event(), threading.Event()
+
+    def slow(snapshot_id: int, paths: frozenset[str]) -> tuple[frozenset[str], Fingerprint]:
+        release.wait(10)
+        return paths, Fingerprint("t", snapshot_id, 0, "0")
+
+    def cancel() -> None:
+        cancelled.set()
+        release.set()
+
+    ahead = ReadAhead(slow, cancel=cancel)
+    ahead.start(1, frozenset({"a"}))
+    ahead.start(1, frozenset({"b"}))  # queued behind the first: never starts
+    ahead.stop()
+    assert cancelled.is_set()
+    assert not [t for t in threading.enumerate() if t.name.startswith("icemaint-read-ahead")]
