@@ -31,9 +31,8 @@ from maintenance.jobs.verification import Verifier
 from maintenance.lease.fence import Fence
 from maintenance.spark.fenced_table import FencedTable
 from maintenance.spark.jvm import JavaObject, load_java_table
+from maintenance.spark.live_entries import live_entries_digest
 from maintenance.spark.session import get_spark, make_active_in_this_thread, spark_running
-from maintenance.table.change_scope import entries_digest
-from maintenance.table.files import snapshot_files
 from maintenance.table.references import manifest_list_digest, missing_files
 
 if TYPE_CHECKING:
@@ -162,20 +161,23 @@ class JobContext:
         other. When the run verifies, the snapshot current before must read the same live
         entries afterwards (no data file is read; a writer's later snapshots are no damage)."""
         self.table.claim()
-        before_table = load_table(self.config, self.ref)
-        snapshot_id = before_table.metadata.current_snapshot_id
-        before = entries_digest(snapshot_files(before_table, snapshot_id)) if self.verify and snapshot_id is not None else None
+        current = self._refreshed_table().currentSnapshot()
+        snapshot_id = int(current.snapshotId()) if current is not None else None
+        before = self._live_entries(snapshot_id) if self.verify and snapshot_id is not None else None
         with self.table.commit_errors(what):
             action(self.table.java)
         if before is None:
             return
-        after_table = load_table(self.config, self.ref)
         self.verification.fingerprint_before = before
-        self.verification.fingerprint_after = entries_digest(snapshot_files(after_table, snapshot_id, cached=False))
+        self.verification.fingerprint_after = self._live_entries(snapshot_id)  # type: ignore[arg-type]
         same = self.verification.fingerprint_after == before
         self.verification.verified = same and self.verification.verified is not False
         if not same:
             raise ContentChangedError(f"content changed: after {what}, snapshot {snapshot_id} no longer reads the live entries it read before")
+
+    def _live_entries(self, snapshot_id: int) -> str:
+        count, digest = live_entries_digest(self.spark, self._refreshed_table(), snapshot_id)
+        return f"{count}/{digest}"
 
     def discard_unpublished(self, paths: Sequence[str]) -> int:
         """Delete files this run wrote and will not publish (`deletion.discard_unpublished`:

@@ -6,8 +6,8 @@ Each change says how it is proved (`Change.proof`):
   says which, and proves that comparing them is comparing the whole table), each read
   through Iceberg's scan tasks with every delete applied (`spark.fingerprint`);
 - **entries** (MANIFESTS): no row can move when only manifests are rewritten, so the
-  multiset of live entries must be the same (`change_scope.entries_digest`); no data
-  file is read.
+  multiset of live entries must be the same (`spark.live_entries`, by Iceberg's own
+  manifest readers); no data file is read.
 EXPIRE and ORPHANS change no snapshot: after they delete, every file a retained snapshot
 needs must still exist (`JobContext.delete_files`); no data file is read either.
 
@@ -43,8 +43,9 @@ from maintenance.jobs.read_ahead import ReadAhead
 from maintenance.jobs.spec import Progress, no_progress
 from maintenance.spark.fingerprint import Fingerprint, files_fingerprints
 from maintenance.spark.jvm import JavaObject, load_java_table
+from maintenance.spark.live_entries import live_entries_digest
 from maintenance.spark.planned_tasks import removed_keys
-from maintenance.table.change_scope import change_scope, entries_digest, entry_of
+from maintenance.table.change_scope import change_scope, entry_of
 from maintenance.table.files import Content, TableFile, added_files, child_snapshot_files, snapshot_files
 
 if TYPE_CHECKING:
@@ -102,13 +103,11 @@ class Verifier:
         """Compare the staged snapshot with its parent as `proof` says; `removes`: the data
         files the change says it removes (read early; see the module docstring)."""
         started = time.perf_counter()
+        spark, java, name = self.spark(), self.java_table(), str(self.ref)
+        if proof == ENTRIES:
+            return Evidence(*(Fingerprint(name, snapshot_id, *live_entries_digest(spark, java, snapshot_id)) for snapshot_id in (parent_id, staged_id)))
         table = load_table(self.config, self.ref)
         before = snapshot_files(table, parent_id)  # the planning read's, from the cache
-        if proof == ENTRIES:
-            after = snapshot_files(table, staged_id, reuse=before)
-            return Evidence(Fingerprint(str(self.ref), parent_id, len(before.files), entries_digest(before)),
-                            Fingerprint(str(self.ref), staged_id, len(after.files), entries_digest(after)))
-        spark, java, name = self.spark(), self.java_table(), str(self.ref)
         added = added_files(table, staged_id)
         first = ([f for f in before.data if f.path in removes], [f for f in added if f.content == Content.DATA])
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="icemaint-snapshot-diff") as diff:

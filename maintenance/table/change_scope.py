@@ -84,22 +84,3 @@ def change_scope(before: SnapshotFiles, after: SnapshotFiles) -> ChangeScope:
         added=len(added),
         table_bytes=sum(f.size for f in before.data) + sum(f.size for f in after.data),
     )
-
-
-def entries_digest(files: SnapshotFiles) -> str:
-    """A digest of the multiset of a snapshot's live entries: path, content, sequence
-    numbers, spec, partition, record count, size, equality ids, referenced data file and
-    row ids. A rewrite of manifests moves entries between manifest files and nothing else,
-    so its parent and its result have the same digest exactly when it kept every entry, once
-    and unchanged: MANIFESTS is verified from metadata alone, reading no data file."""
-    import hashlib
-
-    digest = hashlib.sha256()
-    for entry in sorted(repr(_full_entry(f)) for f in files.files):
-        digest.update(entry.encode())
-        digest.update(b"\n")
-    return f"entries:{digest.hexdigest()}"
-
-
-def _full_entry(f: TableFile) -> tuple[object, ...]:
-    return (*entry_of(f), f.file_seq, f.records, f.size, f.equality_ids, f.referenced_data_file, f.first_row_id, f.content_offset, f.content_size)
