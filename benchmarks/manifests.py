@@ -1,6 +1,6 @@
 """MANIFESTS on a table of many commits: how long a full scan's planning takes before and after.
 
-    .venv/bin/python benchmarks/manifests.py [--commits 1000] [--rows 200000] [--partitions 4] [--repeat 3] [--json-out F]
+    .venv/bin/python benchmarks/manifests.py [--commits 1000] [--rows 200000] [--partitions 4] [--repeat 3] [--job-repeat 1] [--json-out F]
 
 One CDC table (5% updates, 1% deletes) with `commits` commits, each adding data, equality
 delete and position delete files: a data and a delete manifest per commit. Measured:
@@ -8,13 +8,15 @@ Iceberg's own planning of a full scan (`planFiles()` in Java, every task iterate
 metadata read `icemaint health` does (pyiceberg, no JVM), and a scan filtered to one
 partition, before and after icemaint MANIFESTS and after the stock `rewrite_manifests`
 (both start from exactly the generated table: it is rolled back between them); medians
-of --repeat. Every contender runs once unmeasured first (the JVM's first run of any code
-path is several times slower).
+of --repeat. The jobs' own times are medians of --job-repeat rounds, each running every
+contender once in turn. Every contender runs once unmeasured first (the JVM's first run
+of any code path is several times slower).
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 
 from common import fresh_embedded, generate_cdc, median_seconds, reset_to, write_json
@@ -26,6 +28,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--partitions", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--job-repeat", type=int, default=1, help="rounds of the jobs themselves (their time: the median)")
     parser.add_argument("--json-out")
     args = parser.parse_args()
 
@@ -74,15 +77,20 @@ def main() -> None:
         action()
     reset_to(spark, ref, generated)
     stages = [measure("before")]
+    rounds: dict[str, list[float]] = {label: [] for label, _ in contenders}
+    for _ in range(args.job_repeat):  # each round runs every contender once, in turn
+        for label, action in contenders:
+            reset_to(spark, ref, generated)
+            started = time.perf_counter()
+            result = action()
+            rounds[label].append(time.perf_counter() - started)
+            assert getattr(result, "status", "committed") == "committed", getattr(result, "error", result)
     for label, action in contenders:
         reset_to(spark, ref, generated)
-        started = time.perf_counter()
-        result = action()
-        job_s = time.perf_counter() - started
-        assert getattr(result, "status", "committed") == "committed", getattr(result, "error", result)
-        stages.append(measure(label, job_s))
+        action()
+        stages.append({**measure(label, statistics.median(rounds[label])), "rounds_s": rounds[label]})
         print(stages[-1], flush=True)
-    write_json(args.json_out, {"commits": args.commits, "rows": args.rows, "partitions": args.partitions, "repeat": args.repeat,
+    write_json(args.json_out, {"commits": args.commits, "rows": args.rows, "partitions": args.partitions, "repeat": args.repeat, "job_repeat": args.job_repeat,
                                "generate_s": generate_s, "stages": stages})
 
 

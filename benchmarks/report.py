@@ -30,7 +30,7 @@ FULL = {
     "compaction_v3": ["--sizes", "3000000:200:bucket:3", "--repeat", "3", "--job-repeat", "5"],
     "compact": ["--rows", "1000000", "--commits", "500", "--partitions", "4", "--target-mib", "4", "--repeat", "7", "--job-repeat", "5"],
     "scaling": ["--partitions", "500", "--commits", "20", "--rows", "1000000"],
-    "manifests": ["--commits", "1000", "--rows", "200000", "--repeat", "3"],
+    "manifests": ["--commits", "1000", "--rows", "200000", "--repeat", "3", "--job-repeat", "5"],
     "verification": ["--rows", "2000000", "--commits", "40", "--partitions", "64", "--job-repeat", "5"],
     "orphans": ["--files", "10000", "--repeat", "3"],
     "orphans_1m": ["--orphans", "1000000", "--live", "100000", "--stock"],
@@ -322,7 +322,8 @@ def manifests_section(m: dict, options: list[str]) -> list[str]:
         "Manifests of a streaming table",
         f"A CDC table of {m['commits']:,} commits over {m['partitions']} partitions (`benchmarks/manifests.py {' '.join(options)}`): a full scan's planning "
         "in Iceberg (`planFiles()`, every task iterated), a scan filtered to one partition, and icemaint's metadata read (`health`, pyiceberg), medians "
-        f"of {m['repeat']}; each contender starts from the generated table.",
+        f"of {m['repeat']}; job times: medians of {m.get('job_repeat', 1)} rounds, each running every contender once in turn; each contender starts "
+        "from the generated table.",
         ["table state", "job s", "manifests", "planFiles s", "× before", "one partition s", "health s"],
         rows,
     )
@@ -350,7 +351,7 @@ def verification_section(v: dict, m: dict, options: list[str]) -> list[str]:
         f"starting from exactly the generated table; medians of {v['job_repeat']} rounds, each running every contender once in turn "
         f"(`benchmarks/verification.py {' '.join(options)}`). Verification reads the data files the change can affect, with their deletes "
         "(`maintenance/table/change_scope.py`), on both sides, itself (never through the job's read); \"share\" is of both snapshots' data "
-        "bytes. MANIFESTS compares live entries and reads no data file (its times: single runs of the manifests section).",
+        "bytes. MANIFESTS compares live entries and reads no data file (its times: the manifests section's, medians of its --job-repeat rounds).",
         ["job", "unverified s", "verified s", "verified ÷ unverified", "data files read", "MiB read", "share read"],
         rows,
     )
