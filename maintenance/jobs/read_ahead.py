@@ -23,7 +23,7 @@ What is left unused when the run's changes are published (or it fails) is cancel
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import structlog
@@ -45,6 +45,8 @@ class _Reading:
 class ReadAhead:
     """Readings of some data files of a snapshot, done one at a time in a thread of their
     own, each taken at most once."""
+
+    CANCEL_EVERY_S = 0.25
 
     def __init__(self, read: Read, cancel: Callable[[], None]) -> None:
         self._read = read
@@ -75,12 +77,15 @@ class ReadAhead:
         return frozenset(covered), total
 
     def stop(self) -> None:
-        """Cancel the readings nobody took and wait for the thread to end."""
+        """Cancel the readings nobody took and wait for the thread to end. A reading still
+        planning has no Spark job to cancel yet, so the cancel is repeated until it ends."""
         if self._pool is None:
             return
         for reading in self._readings:
             reading.result.cancel()
-        if any(not reading.result.done() for reading in self._readings):
+        running = [reading.result for reading in self._readings if not reading.result.done()]
+        while running:
             self._cancel()
+            running = list(wait(running, timeout=self.CANCEL_EVERY_S).not_done)
         self._pool.shutdown(wait=True)
         self._pool, self._readings = None, []

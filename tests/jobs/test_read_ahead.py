@@ -6,6 +6,7 @@ The readings here are plain functions: what a reading reads through Spark is
 from __future__ import annotations
 
 import threading
+import time
 
 from maintenance.jobs.read_ahead import ReadAhead
 from maintenance.spark.fingerprint import Fingerprint
@@ -57,3 +58,21 @@ def test_stop_cancels_what_is_still_running_and_ends_the_thread() -> None:
     ahead.stop()
     assert cancelled.is_set()
     assert not [t for t in threading.enumerate() if t.name.startswith("icemaint-read-ahead")]
+
+
+def test_stop_cancels_again_until_a_reading_that_started_late_ends() -> None:
+    """A reading planning its scan when `stop` cancels has no Spark job yet: the cancel must
+    come again once its job runs (here: the reading ends at its second cancel, or gives up
+    after 5 s)."""
+    cancels: list[int] = []
+
+    def late(snapshot_id: int, paths: frozenset[str]) -> tuple[frozenset[str], Fingerprint]:
+        deadline = time.monotonic() + 5
+        while len(cancels) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return paths, Fingerprint("t", snapshot_id, 0, "0")
+
+    ahead = ReadAhead(late, cancel=lambda: cancels.append(1))
+    ahead.start(1, frozenset({"a"}))
+    ahead.stop()
+    assert len(cancels) >= 2
