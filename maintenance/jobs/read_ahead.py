@@ -16,6 +16,9 @@ Why a read done early may stand for one done at verification:
   writer that commits first makes it useless, never wrong), and only for files the change
   names as removed, which the verifier then checks against the diff's scope like any file
   it reads early (`jobs/verification.py`);
+- rows are hashed in the table's current schema, which can change without a new snapshot
+  (a column added while the job writes): a reading is used only under the very schema
+  the verification hashes the other side in;
 - a reading that failed is not used: those files are read again.
 What is left unused when the run's changes are published (or it fails) is cancelled.
 """
@@ -32,14 +35,24 @@ from maintenance.spark.fingerprint import Fingerprint
 
 log = structlog.get_logger(__name__)
 
-Read = Callable[[int, frozenset[str]], tuple[frozenset[str], Fingerprint]]  # (snapshot, paths) -> (the paths it read, their fingerprint)
+Read = Callable[[int, frozenset[str]], "Reading"]  # (snapshot, paths) -> what was read
 
 
 @dataclass(frozen=True)
-class _Reading:
+class Reading:
+    """What one reading read: which of the paths it was asked for, their fingerprint, and the
+    schema it hashed the rows in (Iceberg's schema JSON)."""
+
+    paths: frozenset[str]
+    fingerprint: Fingerprint
+    schema: str
+
+
+@dataclass(frozen=True)
+class _Started:
     snapshot_id: int
     paths: frozenset[str]
-    result: Future[tuple[frozenset[str], Fingerprint]]
+    result: Future[Reading]
 
 
 class ReadAhead:
@@ -52,28 +65,32 @@ class ReadAhead:
         self._read = read
         self._cancel = cancel  # cancels the Spark jobs of the readings still running
         self._pool: ThreadPoolExecutor | None = None
-        self._readings: list[_Reading] = []
+        self._readings: list[_Started] = []
 
     def start(self, snapshot_id: int, paths: frozenset[str]) -> None:
         """Begin reading these data files of `snapshot_id` (after those already asked for)."""
         if self._pool is None:
             self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="icemaint-read-ahead")
-        self._readings.append(_Reading(snapshot_id, paths, self._pool.submit(self._read, snapshot_id, paths)))
+        self._readings.append(_Started(snapshot_id, paths, self._pool.submit(self._read, snapshot_id, paths)))
 
-    def take(self, snapshot_id: int, paths: frozenset[str]) -> tuple[frozenset[str], Fingerprint | None]:
-        """The fingerprint of what was read ahead of `paths` on `snapshot_id` (waiting for
-        readings still running), and which of the paths it holds; each reading is taken once."""
+    def take(self, snapshot_id: int, paths: frozenset[str], schema: str) -> tuple[frozenset[str], Fingerprint | None]:
+        """The fingerprint of what was read ahead of `paths` on `snapshot_id` in `schema`
+        (waiting for readings still running), and which of the paths it holds; each reading
+        is taken once."""
         covered: set[str] = set()
         total: Fingerprint | None = None
         for reading in [r for r in self._readings if r.snapshot_id == snapshot_id and r.paths <= paths]:
             self._readings.remove(reading)
             try:
-                read, fingerprint = reading.result.result()
+                read = reading.result.result()
             except Exception as exc:  # noqa: BLE001 (a failed reading is only not used: verification reads those files itself)
                 log.info("a verification read ahead failed; its files are read again", files=len(reading.paths), error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
                 continue
-            covered |= read
-            total = fingerprint if total is None else total.plus(fingerprint)
+            if read.schema != schema:
+                log.info("the table's schema changed since a verification read ahead; its files are read again", files=len(read.paths))
+                continue
+            covered |= read.paths
+            total = read.fingerprint if total is None else total.plus(read.fingerprint)
         return frozenset(covered), total
 
     def stop(self) -> None:

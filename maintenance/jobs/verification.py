@@ -39,9 +39,9 @@ import structlog
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.jobs.read_ahead import ReadAhead
+from maintenance.jobs.read_ahead import ReadAhead, Reading
 from maintenance.jobs.spec import Progress, no_progress
-from maintenance.spark.fingerprint import Fingerprint, files_fingerprints
+from maintenance.spark.fingerprint import Fingerprint, files_fingerprints, schema_json
 from maintenance.spark.jvm import JavaObject, load_java_table
 from maintenance.spark.live_entries import live_entries_digest
 from maintenance.spark.planned_tasks import removed_keys
@@ -90,14 +90,15 @@ class Verifier:
         if self.spark_in_thread is not None:
             self.ahead.start(snapshot_id, removes)
 
-    def _read_ahead(self, snapshot_id: int, paths: frozenset[str]) -> tuple[frozenset[str], Fingerprint]:
+    def _read_ahead(self, snapshot_id: int, paths: frozenset[str]) -> Reading:
         assert self.spark_in_thread is not None
         spark = self.spark_in_thread(f"verification read ahead of {len(paths)} files")
         spark.sparkContext.addJobTag(self._read_ahead_tag)
         files = snapshot_files(load_table(self.config, self.ref), snapshot_id)
         chosen = [f for f in files.data if f.path in paths]
-        read = files_fingerprints(spark, load_java_table(spark, self.ref), str(self.ref), [(snapshot_id, chosen)], files.files)[0]
-        return frozenset(f.path for f in chosen), read
+        java = load_java_table(spark, self.ref)  # not refreshed after this: its schema is the one the rows are hashed in
+        read = files_fingerprints(spark, java, str(self.ref), [(snapshot_id, chosen)], files.files)[0]
+        return Reading(frozenset(f.path for f in chosen), read, schema_json(spark, java))
 
     def verify(self, proof: str, parent_id: int, staged_id: int, removes: frozenset[str] = frozenset()) -> Evidence:
         """Compare the staged snapshot with its parent as `proof` says; `removes`: the data
@@ -112,7 +113,7 @@ class Verifier:
         first = ([f for f in before.data if f.path in removes], [f for f in added if f.content == Content.DATA])
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="icemaint-snapshot-diff") as diff:
             removed = diff.submit(removed_keys, spark, java, staged_id)
-            read_ahead, ahead = self.ahead.take(parent_id, removes)
+            read_ahead, ahead = self.ahead.take(parent_id, removes, schema_json(spark, java))
             now = ([f for f in first[0] if f.path not in read_ahead], first[1])
             self.progress("verifying", data_files_to_read=len(now[0]) + len(now[1]), mib_to_read=round(_bytes(*now) / 2**20))
             read_first = files_fingerprints(spark, java, name, [(parent_id, now[0]), (staged_id, now[1])], [*before.files, *added])

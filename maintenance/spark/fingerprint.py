@@ -140,6 +140,11 @@ def files_fingerprints(spark: SparkSession, table: JavaObject, name: str, sides:
     return [Fingerprint(table=name, snapshot_id=snapshot_id, rows=found[i][0], fingerprint=found[i][1]) for i, (snapshot_id, _) in enumerate(sides)]
 
 
+def schema_json(spark: SparkSession, table: JavaObject) -> str:
+    """The Java table's current schema, as Iceberg writes it: what rows are hashed in."""
+    return str(jvm(spark).org.apache.iceberg.SchemaParser.toJson(table.schema()))
+
+
 class ReadFingerprints:
     """The fingerprint of a frame's rows, taken while a query reads them: `watch` the frame,
     run the query, then `take` what was seen (rows and fingerprint, in the table's current
@@ -152,7 +157,7 @@ class ReadFingerprints:
     WAIT_S = 60.0
 
     def __init__(self, spark: SparkSession, table: JavaObject) -> None:
-        self._totals = _schema_totals(spark, str(jvm(spark).org.apache.iceberg.SchemaParser.toJson(table.schema())))
+        self._totals = _schema_totals(spark, schema_json(spark, table))
         self._prefix = f"icemaint_read_{uuid.uuid4().hex}_"
         self._manager = spark._jsparkSession.listenerManager()  # type: ignore[attr-defined]
         self._listener = new_helper(spark, "ObservedReads").keeping(self._prefix)

@@ -1,21 +1,25 @@
 """`jobs/read_ahead.py`: which readings a verification takes, and what is left.
 
 The readings here are plain functions: what a reading reads through Spark is
-`files_fingerprints`, tested with verification (`test_verification.py`)."""
+`files_fingerprints`, tested with verification (`test_verification.py`, which also
+changes the schema while a reading is under way)."""
 
 from __future__ import annotations
 
 import threading
 import time
 
-from maintenance.jobs.read_ahead import ReadAhead
+from maintenance.jobs.read_ahead import ReadAhead, Reading
 from maintenance.spark.fingerprint import Fingerprint
 
+SCHEMA = '{"schema-id": 0}'
 
-def _reading(snapshot_id: int, paths: frozenset[str]) -> tuple[frozenset[str], Fingerprint]:
+
+def _reading(snapshot_id: int, paths: frozenset[str]) -> Reading:
     if "broken" in paths:
         raise OSError("the reading failed")
-    return paths - {"gone"}, Fingerprint("t", snapshot_id, len(paths), str(sum(len(p) for p in paths)))
+    schema = '{"schema-id": 1}' if "altered" in paths else SCHEMA
+    return Reading(paths - {"gone"}, Fingerprint("t", snapshot_id, len(paths), str(sum(len(p) for p in paths))), schema)
 
 
 def test_readings_of_the_parent_add_up_and_are_taken_once() -> None:
@@ -24,19 +28,20 @@ def test_readings_of_the_parent_add_up_and_are_taken_once() -> None:
     ahead.start(1, frozenset({"ccc"}))
     ahead.start(2, frozenset({"dddd"}))  # another snapshot
     ahead.start(1, frozenset({"eeeee", "elsewhere"}))  # not all of it is removed by the change
-    covered, total = ahead.take(1, frozenset({"a", "bb", "ccc", "eeeee"}))
+    covered, total = ahead.take(1, frozenset({"a", "bb", "ccc", "eeeee"}), SCHEMA)
     assert covered == {"a", "bb", "ccc"}
     assert total == Fingerprint("t", 1, 3, "6")
-    assert ahead.take(1, frozenset({"a", "bb", "ccc"})) == (frozenset(), None)
+    assert ahead.take(1, frozenset({"a", "bb", "ccc"}), SCHEMA) == (frozenset(), None)
     ahead.stop()
 
 
-def test_a_failed_reading_covers_nothing_and_a_file_not_found_is_not_covered() -> None:
+def test_a_failed_reading_or_one_in_another_schema_covers_nothing() -> None:
     ahead = ReadAhead(_reading, cancel=lambda: None)
     ahead.start(1, frozenset({"broken"}))
+    ahead.start(1, frozenset({"altered"}))
     ahead.start(1, frozenset({"a", "gone"}))
-    covered, total = ahead.take(1, frozenset({"broken", "a", "gone"}))
-    assert covered == {"a"}
+    covered, total = ahead.take(1, frozenset({"broken", "altered", "a", "gone"}), SCHEMA)
+    assert covered == {"a"}  # "gone" was not found in the snapshot
     assert total is not None and total.rows == 2
     ahead.stop()
 
@@ -44,9 +49,9 @@ def test_a_failed_reading_covers_nothing_and_a_file_not_found_is_not_covered() -
 def test_stop_cancels_what_is_still_running_and_ends_the_thread() -> None:
     release, cancelled = threading.Event(), threading.Event()
 
-    def slow(snapshot_id: int, paths: frozenset[str]) -> tuple[frozenset[str], Fingerprint]:
+    def slow(snapshot_id: int, paths: frozenset[str]) -> Reading:
         release.wait(10)
-        return paths, Fingerprint("t", snapshot_id, 0, "0")
+        return Reading(paths, Fingerprint("t", snapshot_id, 0, "0"), SCHEMA)
 
     def cancel() -> None:
         cancelled.set()
@@ -66,11 +71,11 @@ def test_stop_cancels_again_until_a_reading_that_started_late_ends() -> None:
     after 5 s)."""
     cancels: list[int] = []
 
-    def late(snapshot_id: int, paths: frozenset[str]) -> tuple[frozenset[str], Fingerprint]:
+    def late(snapshot_id: int, paths: frozenset[str]) -> Reading:
         deadline = time.monotonic() + 5
         while len(cancels) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)
-        return paths, Fingerprint("t", snapshot_id, 0, "0")
+        return Reading(paths, Fingerprint("t", snapshot_id, 0, "0"), SCHEMA)
 
     ahead = ReadAhead(late, cancel=lambda: cancels.append(1))
     ahead.start(1, frozenset({"a"}))

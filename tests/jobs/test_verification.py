@@ -149,6 +149,37 @@ def test_a_read_ahead_of_a_snapshot_a_writer_replaced_is_not_used(spark, config:
     FrozenRows(spark, ref, tmp_path / "writers", snapshot_id=writers).assert_same()
 
 
+def test_a_column_added_while_the_rewrite_writes_does_not_fail_it(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent's side was read ahead, then a column is added before the change is staged
+    (no new snapshot): rows are hashed in the current schema, so the reading is not used and
+    the verification reads those files again; the correct change is published, every row kept."""
+    from maintenance.jobs.file_groups import executor
+
+    ref, _, _ = cdc_table(shape=TableShape("identity", 4, "single"), rows=3000, commits=4)
+    spark.sql(f"SELECT * FROM {ref.spark_name}").write.parquet(str(tmp_path / "frozen"))
+    real_commit = executor._commit
+    altered: list[bool] = []
+
+    def read_then_alter(ctx, *args, **kwargs):  # type: ignore[no-untyped-def]
+        for reading in ctx.verifier.ahead._readings:
+            reading.result.result()
+        spark.sql(f"ALTER TABLE {ref.spark_name} ADD COLUMN added_meanwhile string")
+        altered.append(True)
+        return real_commit(ctx, *args, **kwargs)
+
+    monkeypatch.setattr(executor, "_commit", read_then_alter)
+    progress: list[tuple[str, dict[str, int]]] = []
+    result = run_job(config, ref, "compact", {"min_input_files": 2, "partitions": ["region=1"]}, verify=True,
+                     progress=lambda stage, **counts: progress.append((stage, counts)))
+    assert altered and result.status == COMMITTED and result.content_verified, result.error
+    assert _files_read_when_verifying(progress) == [result.counters["data_files_rewritten"] + 1]
+    old = spark.read.parquet(str(tmp_path / "frozen"))
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    now = spark.sql(f"SELECT * FROM {ref.spark_name}").drop("added_meanwhile").select(*old.columns)
+    assert (old.exceptAll(now).count(), now.exceptAll(old).count()) == (0, 0)
+
+
 @pytest.mark.parametrize("job", ["compact", "merge"])
 def test_a_rewrite_whose_read_loses_a_row_is_not_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
                                                            monkeypatch: pytest.MonkeyPatch, job: str) -> None:
