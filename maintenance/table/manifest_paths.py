@@ -9,20 +9,26 @@ has no offsets), but skips what is not asked for without building it.
 
 pyiceberg's resolver can skip any field the read schema lacks, but its partner accessor
 refuses a map, list or struct that has no partner in the read schema; the accessor below
-answers "no partner" for those instead, so they are skipped like primitives.
+answers "no partner" for those instead, so they are skipped like primitives. And pyiceberg
+0.12 skips a decimal as if it were length-prefixed bytes, where Iceberg writes it as Avro
+`fixed` (no length): every entry after a skipped decimal partition value would be read
+from the wrong offset (a crash, a hang, or wrong paths for ORPHANS to keep). The resolver
+below skips a decimal by its fixed length.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from pyiceberg.avro.decoder import BinaryDecoder
 from pyiceberg.avro.file import AvroFile
+from pyiceberg.avro.reader import DecimalReader, Reader
 from pyiceberg.avro.resolver import ReadSchemaResolver, SchemaPartnerAccessor
 from pyiceberg.io import FileIO, InputFile
 from pyiceberg.manifest import ManifestEntryStatus
 from pyiceberg.schema import Schema, visit_with_partner
 from pyiceberg.typedef import Record
-from pyiceberg.types import IcebergType, IntegerType, NestedField, StringType, StructType
+from pyiceberg.types import DecimalType, IcebergType, IntegerType, NestedField, StringType, StructType
 
 from maintenance.table.files import CACHE
 
@@ -49,6 +55,19 @@ class _SkippingAccessor(SchemaPartnerAccessor):
         return None if partner_map is None else super().map_value_partner(partner_map)
 
 
+class _DecimalReader(DecimalReader):
+    """A decimal read as pyiceberg reads it, skipped as Iceberg writes it: `fixed`, of the
+    bytes its precision needs."""
+
+    def skip(self, decoder: BinaryDecoder) -> None:
+        decoder.skip(self._length)
+
+
+class _Resolver(ReadSchemaResolver):
+    def visit_decimal(self, decimal_type: DecimalType, partner: IcebergType | None) -> Reader:
+        return _DecimalReader(decimal_type.precision, decimal_type.scale)
+
+
 class _ProjectedFile(AvroFile[Record]):
     """A manifest opened with its own schema, then read through a projection of it."""
 
@@ -58,7 +77,7 @@ class _ProjectedFile(AvroFile[Record]):
 
     def __enter__(self) -> _ProjectedFile:
         super().__enter__()
-        self.reader = visit_with_partner(self.schema, self.projection, ReadSchemaResolver({}, {}), _SkippingAccessor())  # type: ignore[arg-type]
+        self.reader = visit_with_partner(self.schema, self.projection, _Resolver({}, {}), _SkippingAccessor())  # type: ignore[arg-type]
         return self
 
 
