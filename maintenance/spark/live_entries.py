@@ -2,7 +2,8 @@
 
 What proves a change that must leave every entry alone (a rewrite of manifests, a
 statistics file): the multiset of live entries (content, path, sequence numbers, spec,
-partition, counts, size, equality ids, referenced data file, row ids) is the same before
+partition, counts, size, equality ids, referenced data file, row ids, and the column
+statistics by which Iceberg's planning decides where a delete applies) is the same before
 and after (`java/LiveEntries.java` says how an entry is hashed). Iceberg's readers apply
 the inheritance rules (sequence numbers, first row ids) its planning applies, so the two
 sides are read exactly as a reader of the table would read them; no data file is read.

@@ -8,8 +8,9 @@
   current snapshot what it was (the frozen rows, not icemaint's verification, judge the
   content): a staged result missing one position; a MERGE that drops a delete file still
   applying to a data file it did not rewrite; a rewrite of manifests that loses an entry,
-  duplicates one, or changes one's sequence number; an EXPIRE or ORPHANS that deletes a
-  file a retained snapshot needs.
+  duplicates one, changes one's sequence number or narrows one's column bounds; an EXPIRE
+  or ORPHANS that deletes a file a retained snapshot needs; a rewrite whose own read of
+  the files loses a row.
 """
 
 from __future__ import annotations
@@ -360,6 +361,15 @@ def _rewrite_manifests_corrupted(spark: Any, how: str) -> Any:
         elif how == "sequence-number":
             data_file, snapshot_id, seq, file_seq = entries[0]
             entries[0] = (data_file, snapshot_id, seq + 1, file_seq)
+        elif how == "narrowed-upper-bound":  # equality deletes above the new bound would stop applying to the file
+            data_file, snapshot_id, seq, file_seq = entries[0]
+            key = table.schema().findField("id").fieldId()
+            upper = jvm.java.util.HashMap(data_file.upperBounds())
+            upper.put(key, data_file.lowerBounds().get(key))
+            metrics = jvm.org.apache.iceberg.Metrics(java_long(spark, int(data_file.recordCount())), data_file.columnSizes(), data_file.valueCounts(),
+                                                     data_file.nullValueCounts(), data_file.nanValueCounts(), data_file.lowerBounds(), upper)
+            narrowed = jvm.org.apache.iceberg.DataFiles.builder(spec).copy(data_file).withMetrics(metrics).build()
+            entries[0] = (narrowed, snapshot_id, seq, file_seq)
         output = io.newOutputFile(f"{table.location()}/metadata/corrupt-{how}-{jvm.java.util.UUID.randomUUID().toString()}-m0.avro")
         writer = jvm.org.apache.iceberg.ManifestFiles.write(2, spec, output, None)  # the commit assigns it
         for data_file, snapshot_id, seq, file_seq in entries:
@@ -373,7 +383,7 @@ def _rewrite_manifests_corrupted(spark: Any, how: str) -> Any:
     return perform
 
 
-@pytest.mark.parametrize("how", ["lose-and-duplicate", "sequence-number"])
+@pytest.mark.parametrize("how", ["lose-and-duplicate", "sequence-number", "narrowed-upper-bound"])
 def test_a_manifest_rewrite_that_changes_an_entry_is_not_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path, how: str) -> None:
     ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=800, commits=4, update_ratio=0.3)
     before = load_table(config, ref).metadata.current_snapshot_id

@@ -32,8 +32,11 @@ import org.apache.iceberg.util.ContentFileUtil;
  * ten thousand entries of a thousand commits, where decoding them in Python takes over one.
  *
  * An entry is its content, location, data and file sequence numbers, spec id, partition
- * values, record count, size, equality field ids, the data file it references, first row id
- * and blob offset and size; each is hashed (SHA-256) and the hashes are added modulo 2^256,
+ * values, record count, size, equality field ids, the data file it references, first row id,
+ * blob offset and size, and the statistics Iceberg's planning decides by which delete
+ * applies to which data file (DeleteFileIndex: lower and upper bounds, null and value
+ * counts; a narrowed bound could stop a delete from applying); each is hashed (SHA-256) and
+ * the hashes are added modulo 2^256,
  * so the order of entries and manifests does not matter and a lost, duplicated or changed
  * entry changes the sum. Compiled at run time by Spark's Janino
  * (maintenance/spark/java_helpers.py): raw types, no lambdas.
@@ -41,7 +44,8 @@ import org.apache.iceberg.util.ContentFileUtil;
 public class LiveEntries {
   private static final BigInteger MODULUS = BigInteger.ONE.shiftLeft(256);
   private static final List DATA_COLUMNS = Arrays.asList(new String[] {
-      "content", "file_path", "partition", "record_count", "file_size_in_bytes", "first_row_id"});
+      "content", "file_path", "partition", "record_count", "file_size_in_bytes", "first_row_id",
+      "lower_bounds", "upper_bounds", "null_value_counts", "value_counts"});
 
   /** "COUNT:DIGEST" of the live entries of the snapshot. */
   public String digest(Table table, String snapshotId) throws java.io.IOException, NoSuchAlgorithmException {
@@ -91,11 +95,29 @@ public class LiveEntries {
         .append('|').append(file.equalityFieldIds())
         .append('|').append(file instanceof DeleteFile ? ContentFileUtil.referencedDataFileLocation((DeleteFile) file) : null)
         .append('|').append(file.firstRowId());
+    appendMap(text, file.lowerBounds());
+    appendMap(text, file.upperBounds());
+    appendMap(text, file.nullValueCounts());
+    appendMap(text, file.valueCounts());
     if (file instanceof DeleteFile) {
       DeleteFile delete = (DeleteFile) file;
       text.append('|').append(delete.contentOffset()).append('|').append(delete.contentSizeInBytes());
     }
     return text.toString();
+  }
+
+  /** A map of statistics by field id, in field id order (null stays null). */
+  private static void appendMap(StringBuilder text, Map map) {
+    text.append('|');
+    if (map == null) {
+      text.append("null");
+      return;
+    }
+    Iterator keys = new java.util.TreeMap(map).entrySet().iterator();
+    while (keys.hasNext()) {
+      Map.Entry entry = (Map.Entry) keys.next();
+      text.append(entry.getKey()).append('=').append(value(entry.getValue())).append(',');
+    }
   }
 
   /** A partition value as text that depends on the value only (a buffer's bytes, not its identity). */
