@@ -20,12 +20,22 @@ Why a read done early may stand for one done at verification:
   (a column added while the job writes): a reading is used only under the very schema
   the verification hashes the other side in;
 - a reading that failed is not used: those files are read again.
+
+The staged side is read early too: the data files a group has just written, as they are on
+disk (no delete applied), while the change is being staged. Such a reading stands for
+reading them in the staged snapshot only when, there,
+- each file's entry is the one that was read (path, spec, record count, size: the commit
+  adds the very records the writer returned, and the reading used their spec and partition
+  values, as a snapshot's reader does for identity-partition columns), and
+- no delete may apply to it by the one rule (`table/deletes.py`, a superset of what
+  Iceberg's planner applies), so a snapshot's read of it is its rows as they are on disk;
+else its files are read in the staged snapshot (`jobs/verification.py` checks both).
 What is left unused when the run's changes are published (or it fails) is cancelled.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
@@ -35,51 +45,62 @@ from maintenance.spark.fingerprint import Fingerprint
 
 log = structlog.get_logger(__name__)
 
-Read = Callable[[int, frozenset[str]], "Reading"]  # (snapshot, paths) -> what was read
+WRITTEN = "written"  # the key of readings of files a rewrite wrote (else: the snapshot read)
+WrittenEntry = tuple[str, int, int, int]  # a written file as it was read: path, spec id, records, bytes
 
 
 @dataclass(frozen=True)
 class Reading:
-    """What one reading read: which of the paths it was asked for, their fingerprint, and the
-    schema it hashed the rows in (Iceberg's schema JSON)."""
+    """What one reading read: which of the paths it was asked for, their fingerprint, the
+    schema it hashed the rows in (Iceberg's schema JSON), and for written files what each
+    file was when read."""
 
     paths: frozenset[str]
     fingerprint: Fingerprint
     schema: str
+    written: frozenset[WrittenEntry] = frozenset()
 
 
 @dataclass(frozen=True)
 class _Started:
-    snapshot_id: int
+    key: Hashable
     paths: frozenset[str]
     result: Future[Reading]
 
 
 class ReadAhead:
-    """Readings of some data files of a snapshot, done one at a time in a thread of their
-    own, each taken at most once."""
+    """Readings of some data files (of a snapshot, by its id; or just written, by `WRITTEN`),
+    done two at a time in threads of their own (a group's files written need not wait for
+    the parent's side still being read), each taken at most once."""
 
     CANCEL_EVERY_S = 0.25
 
-    def __init__(self, read: Read, cancel: Callable[[], None]) -> None:
-        self._read = read
+    def __init__(self, cancel: Callable[[], None]) -> None:
         self._cancel = cancel  # cancels the Spark jobs of the readings still running
         self._pool: ThreadPoolExecutor | None = None
         self._readings: list[_Started] = []
 
-    def start(self, snapshot_id: int, paths: frozenset[str]) -> None:
-        """Begin reading these data files of `snapshot_id` (after those already asked for)."""
+    def start(self, key: Hashable, paths: frozenset[str], read: Callable[[], Reading]) -> None:
+        """Begin `read` of these data files (after the readings already asked for)."""
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="icemaint-read-ahead")
-        self._readings.append(_Started(snapshot_id, paths, self._pool.submit(self._read, snapshot_id, paths)))
+            self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="icemaint-read-ahead")
+        self._readings.append(_Started(key, paths, self._pool.submit(read)))
 
-    def take(self, snapshot_id: int, paths: frozenset[str], schema: str) -> tuple[frozenset[str], Fingerprint | None]:
-        """The fingerprint of what was read ahead of `paths` on `snapshot_id` in `schema`
-        (waiting for readings still running), and which of the paths it holds; each reading
-        is taken once."""
+    def take(self, key: Hashable, paths: frozenset[str], schema: str) -> tuple[frozenset[str], Fingerprint | None]:
+        """The fingerprint of what was read ahead of `paths` under `key` in `schema` (waiting
+        for readings still running), and which of the paths it holds; each reading is taken once."""
         covered: set[str] = set()
         total: Fingerprint | None = None
-        for reading in [r for r in self._readings if r.snapshot_id == snapshot_id and r.paths <= paths]:
+        for read in self.take_each(key, paths, schema):
+            covered |= read.paths
+            total = read.fingerprint if total is None else total.plus(read.fingerprint)
+        return frozenset(covered), total
+
+    def take_each(self, key: Hashable, paths: frozenset[str], schema: str) -> list[Reading]:
+        """The readings under `key` of some of `paths` that succeeded in `schema` (waiting for
+        those still running); each reading is taken once."""
+        taken: list[Reading] = []
+        for reading in [r for r in self._readings if r.key == key and r.paths <= paths]:
             self._readings.remove(reading)
             try:
                 read = reading.result.result()
@@ -89,9 +110,8 @@ class ReadAhead:
             if read.schema != schema:
                 log.info("the table's schema changed since a verification read ahead; its files are read again", files=len(read.paths))
                 continue
-            covered |= read.paths
-            total = read.fingerprint if total is None else total.plus(read.fingerprint)
-        return frozenset(covered), total
+            taken.append(read)
+        return taken
 
     def stop(self) -> None:
         """Cancel the readings nobody took and wait for the thread to end. A reading still

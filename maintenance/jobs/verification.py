@@ -19,9 +19,10 @@ scope is sure or likely to hold are read in one Spark job: the data files the st
 snapshot added (always in the scope) and, on the parent's side, the data files the change
 says it removes (`Change.removes`, a hint: a file counts only if the diff puts it in the
 scope, else that side is read again in full). The rest of the scope is read once the diff
-has told what it is. When a rewrite commits its groups in one change, the parent's side of
-the files it removes is read sooner still, while the groups are written
-(`jobs/read_ahead.py`). Every file is read by the verification itself, through scan tasks
+has told what it is. When a rewrite commits its groups in one change, both sides are read
+sooner still (`jobs/read_ahead.py`): the parent's files it removes while the groups are
+written, and the files each group wrote while the change is staged (used only where the
+staged snapshot holds them as read and no delete may apply to them there). Every file is read by the verification itself, through scan tasks
 it planned, never taken from the job: a fault in how the job read its files (a task
 missing, a row dropped on the way) shows as a difference.
 """
@@ -39,16 +40,18 @@ import structlog
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.jobs.read_ahead import ReadAhead, Reading
+from maintenance.jobs.read_ahead import WRITTEN, ReadAhead, Reading
 from maintenance.jobs.spec import Progress, no_progress
-from maintenance.spark.fingerprint import Fingerprint, files_fingerprints, schema_json
+from maintenance.spark.fingerprint import Fingerprint, files_fingerprints, schema_json, written_fingerprint
 from maintenance.spark.jvm import JavaObject, load_java_table
 from maintenance.spark.live_entries import live_entries_digest
 from maintenance.spark.planned_tasks import removed_keys
 from maintenance.table.change_scope import change_scope, entry_of
-from maintenance.table.files import Content, TableFile, added_files, child_snapshot_files, snapshot_files
+from maintenance.table.deletes import DeleteIndex
+from maintenance.table.files import Content, SnapshotFiles, TableFile, added_files, child_snapshot_files, snapshot_files
 
 if TYPE_CHECKING:
+    from pyiceberg.table import Table
     from pyspark.sql import SparkSession
 
 log = structlog.get_logger(__name__)
@@ -82,23 +85,63 @@ class Verifier:
         self.java_table = java_table  # the catalog's table, refreshed to know the staged snapshot
         self.spark_in_thread = spark_in_thread  # Spark for another thread, in the run's job group (reads ahead)
         self._read_ahead_tag = f"icemaint-read-ahead-{uuid.uuid4().hex}"
-        self.ahead = ReadAhead(self._read_ahead, lambda: self.spark().sparkContext.cancelJobsWithTag(self._read_ahead_tag))
+        self.ahead = ReadAhead(lambda: self.spark().sparkContext.cancelJobsWithTag(self._read_ahead_tag))
+        self._ahead_table: Table | None = None  # the readings ahead's, loaded once (pyiceberg)
+        self._ahead_java: JavaObject | None = None  # and the catalog's Java table
 
     def read_ahead(self, snapshot_id: int, removes: frozenset[str]) -> None:
         """Start reading, on the parent's side, the data files a change about to be staged
         on `snapshot_id` will remove (`jobs/read_ahead.py`); a no-op without a thread's Spark."""
         if self.spark_in_thread is not None:
-            self.ahead.start(snapshot_id, removes)
+            self.ahead.start(snapshot_id, removes, lambda: self._read_ahead(snapshot_id, removes))
+
+    def read_written(self, files: list[JavaObject]) -> None:
+        """Start reading data files a rewrite has just written (Java data files), for the
+        staged side of the change that will add them (`jobs/read_ahead.py`); a no-op without
+        a thread's Spark."""
+        if self.spark_in_thread is not None and files:
+            self.ahead.start(WRITTEN, frozenset(str(f.location()) for f in files), lambda: self._read_written(files))
+
+    def stop_reading_ahead(self) -> None:
+        """Cancel what was read ahead and not taken (the run's changes are published, or it failed)."""
+        self.ahead.stop()
+
+    def _parent_and_added(self, parent_id: int, staged_id: int) -> tuple[Table, SnapshotFiles, list[TableFile]]:
+        """The table as it is now (it knows the staged snapshot), the parent's files (the
+        planning read's, from the cache) and the files the staged snapshot added."""
+        table = load_table(self.config, self.ref)
+        return table, snapshot_files(table, parent_id), added_files(table, staged_id)
+
+    def _reading_java_table(self, spark: SparkSession) -> JavaObject:
+        """The catalog's Java table for the readings ahead, loaded by the first (they run one
+        at a time, in one thread) and never refreshed: it knows the planning snapshot, and
+        its schema is the one every reading hashes rows in and says it did (`Reading.schema`)."""
+        if self._ahead_java is None:
+            self._ahead_java = load_java_table(spark, self.ref)
+        return self._ahead_java
+
+    def _spark_reading_ahead(self, what: str) -> SparkSession:
+        assert self.spark_in_thread is not None
+        spark = self.spark_in_thread(what)
+        spark.sparkContext.addJobTag(self._read_ahead_tag)
+        return spark
 
     def _read_ahead(self, snapshot_id: int, paths: frozenset[str]) -> Reading:
-        assert self.spark_in_thread is not None
-        spark = self.spark_in_thread(f"verification read ahead of {len(paths)} files")
-        spark.sparkContext.addJobTag(self._read_ahead_tag)
-        files = snapshot_files(load_table(self.config, self.ref), snapshot_id)
+        spark = self._spark_reading_ahead(f"verification read ahead of {len(paths)} files")
+        if self._ahead_table is None or self._ahead_table.snapshot_by_id(snapshot_id) is None:
+            self._ahead_table = load_table(self.config, self.ref)  # once per run: each group's reading plans on the same snapshot
+        files = snapshot_files(self._ahead_table, snapshot_id)
         chosen = [f for f in files.data if f.path in paths]
-        java = load_java_table(spark, self.ref)  # not refreshed after this: its schema is the one the rows are hashed in
+        java = self._reading_java_table(spark)
         read = files_fingerprints(spark, java, str(self.ref), [(snapshot_id, chosen)], files.files)[0]
         return Reading(frozenset(f.path for f in chosen), read, schema_json(spark, java))
+
+    def _read_written(self, files: list[JavaObject]) -> Reading:
+        spark = self._spark_reading_ahead(f"verification read of {len(files)} files written")
+        java = self._reading_java_table(spark)
+        read = written_fingerprint(spark, java, str(self.ref), files)
+        entries = frozenset((str(f.location()), int(f.specId()), int(f.recordCount()), int(f.fileSizeInBytes())) for f in files)
+        return Reading(frozenset(path for path, *_ in entries), read, schema_json(spark, java), entries)
 
     def verify(self, proof: str, parent_id: int, staged_id: int, removes: frozenset[str] = frozenset()) -> Evidence:
         """Compare the staged snapshot with its parent as `proof` says; `removes`: the data
@@ -107,20 +150,28 @@ class Verifier:
         spark, java, name = self.spark(), self.java_table(), str(self.ref)
         if proof == ENTRIES:
             return Evidence(*(Fingerprint(name, snapshot_id, *live_entries_digest(spark, java, snapshot_id)) for snapshot_id in (parent_id, staged_id)))
-        table = load_table(self.config, self.ref)
-        before = snapshot_files(table, parent_id)  # the planning read's, from the cache
-        added = added_files(table, staged_id)
-        first = ([f for f in before.data if f.path in removes], [f for f in added if f.content == Content.DATA])
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="icemaint-snapshot-diff") as diff:
-            removed = diff.submit(removed_keys, spark, java, staged_id)
-            read_ahead, ahead = self.ahead.take(parent_id, removes, schema_json(spark, java))
-            now = ([f for f in first[0] if f.path not in read_ahead], first[1])
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="icemaint-verification") as pool:
+            # Iceberg's diff and pyiceberg's read of the staged snapshot run while what was read
+            # ahead is awaited: none of the three waits for another.
+            removed = pool.submit(removed_keys, spark, java, staged_id)
+            loaded = pool.submit(self._parent_and_added, parent_id, staged_id)
+            schema = schema_json(spark, java)
+            read_ahead, ahead = self.ahead.take(parent_id, removes, schema)
+            table, before, added = loaded.result()
+            added_data = [f for f in added if f.content == Content.DATA]
+            written = self.ahead.take_each(WRITTEN, frozenset(f.path for f in added_data), schema)
+            written_paths = {path for reading in written for path in reading.paths}
+            now = ([f for f in before.data if f.path in removes and f.path not in read_ahead], [f for f in added_data if f.path not in written_paths])
             self.progress("verifying", data_files_to_read=len(now[0]) + len(now[1]), mib_to_read=round(_bytes(*now) / 2**20))
             read_first = files_fingerprints(spark, java, name, [(parent_id, now[0]), (staged_id, now[1])], [*before.files, *added])
             derived = child_snapshot_files(table, before, staged_id, removed.result(), added)
+        after = derived if derived is not None else snapshot_files(table, staged_id, reuse=before)
+        first = ([f for f in before.data if f.path in removes], now[1])
         if ahead is not None:
             read_first[0] = read_first[0].plus(ahead)
-        after = derived if derived is not None else snapshot_files(table, staged_id, reuse=before)
+        for reading in _written_as_staged(written, after, added_data):
+            first = (first[0], [*first[1], *(f for f in added_data if f.path in reading.paths)])
+            read_first[1] = read_first[1].plus(reading.fingerprint)
         first_done = time.perf_counter()
         scope = change_scope(before, after)
         sides = [(parent_id, scope.before), (staged_id, scope.after)]
@@ -143,6 +194,24 @@ class Verifier:
         log.info("verification read", data_files=scope.data_files, bytes=scope.bytes, first_s=round(first_done - started, 3),
                  rest_s=round(time.perf_counter() - first_done, 3))
         return evidence
+
+
+def _written_as_staged(readings: list[Reading], staged: SnapshotFiles, added_data: list[TableFile]) -> list[Reading]:
+    """The readings of written files that stand for reading them in the staged snapshot:
+    each file added there as it was read, and no delete of the staged snapshot may apply to
+    it (`jobs/read_ahead.py`); the files of the others are read in the staged snapshot."""
+    if not readings:
+        return []
+    as_added = {(f.path, f.spec_id, f.records, f.size): f for f in added_data}
+    index = DeleteIndex(staged)
+    standing = []
+    for reading in readings:
+        files = [as_added.get(entry) for entry in reading.written]
+        if all(f is not None and not index.deletes_for(f) for f in files) and len(files) == len(reading.paths):
+            standing.append(reading)
+        else:
+            log.info("files written were read early but not as the staged snapshot reads them; they are read again", files=len(reading.paths))
+    return standing
 
 
 def _bytes(*sides: list[TableFile]) -> int:

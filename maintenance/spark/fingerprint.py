@@ -47,8 +47,8 @@ from maintenance.spark.errors import java_errors
 from maintenance.spark.java_helpers import new_helper
 from maintenance.spark.jvm import JavaObject, java_long, jvm, load_java_table
 from maintenance.spark.planned_tasks import PlannedTasks
-from maintenance.spark.raw_rows import staged_rows
-from maintenance.spark.stream_reads import table_for_file_reads
+from maintenance.spark.raw_rows import bare_tasks, staged_rows
+from maintenance.spark.stream_reads import table_for_file_reads, table_for_reads_of
 from maintenance.table.files import TableFile
 
 if TYPE_CHECKING:
@@ -108,36 +108,56 @@ def files_fingerprints(spark: SparkSession, table: JavaObject, name: str, sides:
     current schema. `table`: the catalog's Java table, refreshed to know the snapshots;
     `readable`: every file the reads may open (data and deletes:
     `stream_reads.table_for_file_reads`). The sides are read in one Spark job of one stage,
-    their tasks side by side, each side's rows counted as they pass (`ReadFingerprints`)
-    and the rows then dropped (Spark's `noop` sink): no shuffle to gather the sums. A side
-    with no file reads nothing."""
-    from pyspark.sql import functions as F
-
+    their tasks side by side (`tasks_fingerprints`). A side with no file reads nothing."""
     wanted = [(i, snapshot_id, files) for i, (snapshot_id, files) in enumerate(sides) if files]
     found = {i: (0, "0") for i in range(len(sides))}
     if wanted:
-        with java_errors(f"fingerprint {sum(len(f) for _, _, f in wanted)} files of {name}"):
+        what = f"fingerprint {sum(len(f) for _, _, f in wanted)} files of {name}"
+        with java_errors(what):
             started = time.perf_counter()
             planned = [PlannedTasks(spark, table, snapshot_id, [f.path for f in files], "verification").for_group([f.path for f in files]).java
                        for _, snapshot_id, files in wanted]
             log.debug("verification tasks planned", sides=len(wanted), seconds=round(time.perf_counter() - started, 3))
-            reads = table_for_file_reads(spark, table, readable)
-            counted = ReadFingerprints(spark, table)
-            try:
-                with ExitStack() as staged:
-                    watched = [counted.watch(staged.enter_context(staged_rows(spark, reads, tasks))) for tasks in planned]
-                    union = watched[0][0].select(F.lit(1))
-                    for frame, _ in watched[1:]:
-                        union = union.unionAll(frame.select(F.lit(1)))
-                    union.write.format("noop").mode("overwrite").save()
-                for (i, _, _), (_, observed) in zip(wanted, watched):
-                    seen = counted.take(observed)
-                    if seen is None:
-                        raise SparkJobError(f"the fingerprint of {name} was not counted within {counted.WAIT_S:.0f} s (Spark's listener bus is behind)")
-                    found[i] = seen
-            finally:
-                counted.close()
+        read = tasks_fingerprints(spark, table, name, planned, table_for_file_reads(spark, table, readable))
+        found.update(zip((i for i, _, _ in wanted), read))
     return [Fingerprint(table=name, snapshot_id=snapshot_id, rows=found[i][0], fingerprint=found[i][1]) for i, (snapshot_id, _) in enumerate(sides)]
+
+
+def written_fingerprint(spark: SparkSession, table: JavaObject, name: str, files: Sequence[JavaObject]) -> Fingerprint:
+    """The fingerprint of the rows of data files a rewrite has just written (Java data files,
+    in no snapshot yet) as they are on disk, no delete applied, in the table's current schema,
+    read by Iceberg's reader with each file's own spec and partition (`raw_rows.bare_tasks`):
+    what a snapshot that adds them reads, when no delete applies to them there."""
+    reads = table_for_reads_of(spark, table, (str(f.format()) for f in files))
+    rows, fingerprint = tasks_fingerprints(spark, table, name, [bare_tasks(spark, table, files)], reads)[0]
+    return Fingerprint(table=name, snapshot_id=None, rows=rows, fingerprint=fingerprint)
+
+
+def tasks_fingerprints(spark: SparkSession, table: JavaObject, name: str, task_lists: Sequence[JavaObject], reads: JavaObject) -> list[tuple[int, str]]:
+    """(rows, fingerprint) of each list of scan tasks (java.util.List), read through `reads`
+    (the table, or it seen through a plain-stream FileIO) in one Spark job of one stage,
+    the lists side by side, each one's rows counted as they pass (`ReadFingerprints`) and
+    then dropped (Spark's `noop` sink): no shuffle to gather the sums."""
+    from pyspark.sql import functions as F
+
+    found: list[tuple[int, str]] = []
+    with java_errors(f"fingerprint {len(task_lists)} reads of {name}"):
+        counted = ReadFingerprints(spark, table)
+        try:
+            with ExitStack() as staged:
+                watched = [counted.watch(staged.enter_context(staged_rows(spark, reads, tasks))) for tasks in task_lists]
+                union = watched[0][0].select(F.lit(1))
+                for frame, _ in watched[1:]:
+                    union = union.unionAll(frame.select(F.lit(1)))
+                union.write.format("noop").mode("overwrite").save()
+            for _, observed in watched:
+                seen = counted.take(observed)
+                if seen is None:
+                    raise SparkJobError(f"the fingerprint of {name} was not counted within {counted.WAIT_S:.0f} s (Spark's listener bus is behind)")
+                found.append(seen)
+        finally:
+            counted.close()
+    return found
 
 
 def schema_json(spark: SparkSession, table: JavaObject) -> str:

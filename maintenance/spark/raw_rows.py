@@ -42,6 +42,15 @@ def raw_rows(spark: SparkSession, table: JavaObject, files: Sequence[JavaObject]
     """The rows of `files` (Java data files, or delete files with `delete_files`), no delete
     applied, with the table's current columns plus `_file` and `_pos` available. The frame
     can be used until the block ends."""
+    with staged_rows(spark, table, bare_tasks(spark, table, files, delete_files=delete_files)) as frame:
+        yield frame
+
+
+def bare_tasks(spark: SparkSession, table: JavaObject, files: Sequence[JavaObject], *, delete_files: bool = False) -> JavaObject:
+    """Scan tasks (a java.util.List) that read `files` as they are on disk: no delete, no
+    residual filter. A data file keeps its own spec and partition, so Iceberg's reader puts
+    in its identity partition values as a snapshot holding that very record would; a delete
+    file is wrapped as a data file of an unpartitioned spec (see the module docstring)."""
     iceberg = jvm(spark).org.apache.iceberg
     schema_json = iceberg.SchemaParser.toJson(table.schema())
     residual = iceberg.expressions.ResidualEvaluator.unpartitioned(iceberg.expressions.Expressions.alwaysTrue())
@@ -64,8 +73,7 @@ def raw_rows(spark: SparkSession, table: JavaObject, files: Sequence[JavaObject]
             spec_json = specs.get(spec_id) or specs.setdefault(spec_id, iceberg.PartitionSpecParser.toJson(table.specs().get(spec_id)))
             data_file = content_file
         tasks.add(iceberg.BaseFileScanTask(data_file, None, schema_json, spec_json, residual))
-    with staged_rows(spark, table, tasks) as frame:
-        yield frame
+    return tasks
 
 
 @contextmanager

@@ -32,7 +32,12 @@ def table_for_file_reads(spark: SparkSession, table: JavaObject, files: Iterable
     """`table` (the catalog's, unfenced) seen through a FileIO of plain input streams, when
     every file the rewrite may read (`files`: data and delete files) allows it; else `table`.
     The result refuses commits: they go through the fenced table."""
-    if any(f.file_format == "ORC" for f in files) or spark.sparkContext._jsc.hadoopConfiguration().get(HADOOP_PARQUET_ENCRYPTION):  # type: ignore[attr-defined]
+    return table_for_reads_of(spark, table, (f.file_format for f in files))
+
+
+def table_for_reads_of(spark: SparkSession, table: JavaObject, formats: Iterable[str]) -> JavaObject:
+    """`table_for_file_reads` for files of these formats (Iceberg's `FileFormat` names)."""
+    if any(file_format == "ORC" for file_format in formats) or spark.sparkContext._jsc.hadoopConfiguration().get(HADOOP_PARQUET_ENCRYPTION):  # type: ignore[attr-defined]
         return table
     io = new_helper(spark, "StreamInputFileIO", on_executors=True).around(table.io())
     operations = new_helper(spark, "GatedOperations").around(table.operations(), None).through(io)  # no gate: commits refused

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 
-from maintenance.jobs.read_ahead import ReadAhead, Reading
+from maintenance.jobs.read_ahead import WRITTEN, ReadAhead, Reading
 from maintenance.spark.fingerprint import Fingerprint
 
 SCHEMA = '{"schema-id": 0}'
@@ -22,12 +22,16 @@ def _reading(snapshot_id: int, paths: frozenset[str]) -> Reading:
     return Reading(paths - {"gone"}, Fingerprint("t", snapshot_id, len(paths), str(sum(len(p) for p in paths))), schema)
 
 
+def _start(ahead: ReadAhead, snapshot_id: int, paths: frozenset[str]) -> None:
+    ahead.start(snapshot_id, paths, lambda: _reading(snapshot_id, paths))
+
+
 def test_readings_of_the_parent_add_up_and_are_taken_once() -> None:
-    ahead = ReadAhead(_reading, cancel=lambda: None)
-    ahead.start(1, frozenset({"a", "bb"}))
-    ahead.start(1, frozenset({"ccc"}))
-    ahead.start(2, frozenset({"dddd"}))  # another snapshot
-    ahead.start(1, frozenset({"eeeee", "elsewhere"}))  # not all of it is removed by the change
+    ahead = ReadAhead(cancel=lambda: None)
+    _start(ahead, 1, frozenset({"a", "bb"}))
+    _start(ahead, 1, frozenset({"ccc"}))
+    _start(ahead, 2, frozenset({"dddd"}))  # another snapshot
+    _start(ahead, 1, frozenset({"eeeee", "elsewhere"}))  # not all of it is removed by the change
     covered, total = ahead.take(1, frozenset({"a", "bb", "ccc", "eeeee"}), SCHEMA)
     assert covered == {"a", "bb", "ccc"}
     assert total == Fingerprint("t", 1, 3, "6")
@@ -35,11 +39,23 @@ def test_readings_of_the_parent_add_up_and_are_taken_once() -> None:
     ahead.stop()
 
 
+def test_readings_of_written_files_are_taken_each_and_apart_from_the_parents() -> None:
+    ahead = ReadAhead(cancel=lambda: None)
+    _start(ahead, 1, frozenset({"old"}))
+    written = [frozenset({"new-1", "new-2"}), frozenset({"new-3"}), frozenset({"new-4", "not-staged"})]
+    for paths in written:
+        ahead.start(WRITTEN, paths, lambda paths=paths: Reading(paths, Fingerprint("t", None, len(paths), "1"), SCHEMA, frozenset((p, 0, 1, 2) for p in paths)))
+    taken = ahead.take_each(WRITTEN, frozenset({"old", "new-1", "new-2", "new-3", "new-4"}), SCHEMA)
+    assert [r.paths for r in taken] == written[:2]  # one by one; the third names a file the change does not add
+    assert ahead.take(1, frozenset({"old"}), SCHEMA)[0] == {"old"}
+    ahead.stop()
+
+
 def test_a_failed_reading_or_one_in_another_schema_covers_nothing() -> None:
-    ahead = ReadAhead(_reading, cancel=lambda: None)
-    ahead.start(1, frozenset({"broken"}))
-    ahead.start(1, frozenset({"altered"}))
-    ahead.start(1, frozenset({"a", "gone"}))
+    ahead = ReadAhead(cancel=lambda: None)
+    _start(ahead, 1, frozenset({"broken"}))
+    _start(ahead, 1, frozenset({"altered"}))
+    _start(ahead, 1, frozenset({"a", "gone"}))
     covered, total = ahead.take(1, frozenset({"broken", "altered", "a", "gone"}), SCHEMA)
     assert covered == {"a"}  # "gone" was not found in the snapshot
     assert total is not None and total.rows == 2
@@ -57,9 +73,10 @@ def test_stop_cancels_what_is_still_running_and_ends_the_thread() -> None:
         cancelled.set()
         release.set()
 
-    ahead = ReadAhead(slow, cancel=cancel)
-    ahead.start(1, frozenset({"a"}))
-    ahead.start(1, frozenset({"b"}))  # queued behind the first: never starts
+    ahead = ReadAhead(cancel=cancel)
+    ahead.start(1, frozenset({"a"}), lambda: slow(1, frozenset({"a"})))
+    ahead.start(1, frozenset({"b"}), lambda: slow(1, frozenset({"b"})))
+    ahead.start(1, frozenset({"c"}), lambda: slow(1, frozenset({"c"})))  # queued behind two: never starts
     ahead.stop()
     assert cancelled.is_set()
     assert not [t for t in threading.enumerate() if t.name.startswith("icemaint-read-ahead")]
@@ -77,7 +94,7 @@ def test_stop_cancels_again_until_a_reading_that_started_late_ends() -> None:
             time.sleep(0.02)
         return Reading(paths, Fingerprint("t", snapshot_id, 0, "0"), SCHEMA)
 
-    ahead = ReadAhead(late, cancel=lambda: cancels.append(1))
-    ahead.start(1, frozenset({"a"}))
+    ahead = ReadAhead(cancel=lambda: cancels.append(1))
+    ahead.start(1, frozenset({"a"}), lambda: late(1, frozenset({"a"})))
     ahead.stop()
     assert len(cancels) >= 2

@@ -111,18 +111,54 @@ def _files_read_when_verifying(progress: list[tuple[str, dict[str, int]]]) -> li
     return [counts["data_files_to_read"] for stage, counts in progress if stage == "verifying"]
 
 
-def test_the_parents_side_is_read_while_the_rewrite_writes(spark, config: Config, cdc_table: CdcFactory) -> None:
-    """One commit on the snapshot it planned on: the partition's files were read ahead
-    (`jobs/read_ahead.py`), so once the change is staged only the file COMPACT wrote is read."""
+def test_both_sides_are_read_while_the_rewrite_writes(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """One commit on the snapshot it planned on: the partition's files were read ahead and
+    the file COMPACT wrote was read once written (`jobs/read_ahead.py`), so once the change
+    is staged no data file is left to read; the scope is still both sides' files."""
     ref, _, _ = cdc_table(shape=TableShape("identity", 4, "single"), rows=3000, commits=4)
     progress: list[tuple[str, dict[str, int]]] = []
     result = run_job(config, ref, "compact", {"min_input_files": 2, "partitions": ["region=1"]}, verify=True,
                      progress=lambda stage, **counts: progress.append((stage, counts)))
     assert result.status == COMMITTED and result.content_verified, result.error
-    assert _files_read_when_verifying(progress) == [1]
+    assert _files_read_when_verifying(progress) == [0]
     region1 = [f for f in snapshot_files(load_table(config, ref), result.snapshot_id).data if f.partition_path == "region=1"]
     assert len(region1) == 1
     assert result.verify_counters["verify_data_files"] == result.counters["data_files_rewritten"] + 1
+
+
+def test_files_written_to_which_a_writers_delete_applies_are_read_in_the_staged_snapshot(spark, config: Config, cdc_table: CdcFactory,
+                                                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CDC writer commits equality deletes into the partition after COMPACT wrote its file
+    and before it stages: the new file keeps the planning snapshot's sequence number, so the
+    writer's deletes apply to it in the staged snapshot, and its rows as written (read early)
+    are not its rows there. Verification reads it in the staged snapshot; the content is the
+    writer's."""
+    from maintenance.jobs.file_groups import executor
+    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
+
+    shape = TableShape("identity", 2, "single")
+    ref, _, _ = cdc_table(shape=shape, rows=2000, commits=4)
+    real_commit = executor._commit
+    written: list[int] = []
+
+    def writer_first(*args, **kwargs):  # type: ignore[no-untyped-def]
+        result, _ = run_cdc_workload(spark, config, ref, CdcOptions(rows=600, commits=1, update_ratio=0.6, delete_ratio=0.3, shape=shape, seed=21))
+        written.append(int(result.snapshot_id))  # type: ignore[arg-type]
+        return real_commit(*args, **kwargs)
+
+    monkeypatch.setattr(executor, "_commit", writer_first)
+    progress: list[tuple[str, dict[str, int]]] = []
+    result = run_job(config, ref, "compact", {"min_input_files": 2, "partitions": ["region=1"]}, verify=True,
+                     progress=lambda stage, **counts: progress.append((stage, counts)))
+    assert result.status == COMMITTED and result.content_verified, result.error
+    table = load_table(config, ref)
+    added = [f for f in snapshot_files(table, result.snapshot_id).data if f.path not in {g.path for g in snapshot_files(table, written[0]).data}]
+    assert len(added) == 1
+    assert iceberg_deletes_by_data_file(load_java_table(spark, ref), result.snapshot_id)[added[0].path], "the writer's deletes apply to the new file"
+    first, *rest = _files_read_when_verifying(progress)
+    assert first == result.counters["data_files_rewritten"]  # the parent's side: the writer's snapshot, not the one read ahead
+    assert rest and rest[0] >= 1  # the new file, read in the staged snapshot after all
+    FrozenRows(spark, ref, tmp_path / "writer", written[0]).assert_same()
 
 
 def test_a_read_ahead_of_a_snapshot_a_writer_replaced_is_not_used(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path,
@@ -146,7 +182,7 @@ def test_a_read_ahead_of_a_snapshot_a_writer_replaced_is_not_used(spark, config:
     assert result.status == COMMITTED and result.content_verified, result.error
     table = load_table(config, ref)
     writers = table.current_snapshot().parent_snapshot_id  # type: ignore[union-attr]
-    assert _files_read_when_verifying(progress) == [result.counters["data_files_rewritten"] + 1]
+    assert _files_read_when_verifying(progress) == [result.counters["data_files_rewritten"]]  # the file written still stands (no delete applies)
     FrozenRows(spark, ref, tmp_path / "writers", snapshot_id=writers).assert_same()
 
 

@@ -88,8 +88,9 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
     failure: BaseException | None = None
     queue = list(work.groups)
     running: dict[Future[list[JavaObject]], FileGroup] = {}
-    # The parent's side of the one commit's verification is read while the groups are written
-    # (`jobs/read_ahead.py`); with several commits, each later commit's parent is the one before.
+    # The one commit's verification reads early (`jobs/read_ahead.py`): the parent's side while
+    # the groups are written, each group's new files once written; with several commits, each
+    # later commit's parent is the one before.
     read_ahead = ctx.verify and len(work.groups) <= options.commit_every_groups
 
     def commit_pending() -> None:
@@ -112,6 +113,8 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
                     group = running.pop(future)
                     try:
                         pending.append((group, future.result()))
+                        if read_ahead:
+                            ctx.verifier.read_written(pending[-1][1])
                     except BaseException as exc:  # noqa: BLE001 (the first failure is raised below, after committing what finished)
                         failure = failure or exc
                         log.error("file group failed", partitions=len(group.partitions), first_partition=str(group.key), files=len(group.files), error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
@@ -130,7 +133,7 @@ def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write
             raise
         finally:
             if read_ahead:
-                ctx.verifier.ahead.stop()
+                ctx.verifier.stop_reading_ahead()
     outcome = JobOutcome(COMMITTED, committed.snapshot_id, committed.counters(len(work.groups)))
     if failure is not None:
         attach_partial(failure, outcome)
