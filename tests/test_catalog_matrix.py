@@ -12,7 +12,8 @@ bucket (os on local files); referenced files and per-partition file and manifest
 through pyiceberg's manifests.
 
 The matrix is {SQL catalog + local files, Hive + S3, REST + S3}: every job end to end on
-each, leases and fencing on Hive and REST, `icemaint run` per table and over every
+each (Hive + S3's on the Spark cluster, tests/test_cluster.py), leases and fencing on Hive
+and REST, `icemaint run` per table and over every
 catalog's tables at once (naming none) from one config naming all three.
 
 Markers: `hive` and `rest` select a catalog; every test here carries `s3` (they all need
@@ -71,7 +72,9 @@ def matrix(catalog_services: Services, tmp_path_factory: pytest.TempPathFactory)
 
 # SQL + local files carries only the module's `s3` marker: it needs the matrix's services
 # (its config and Spark worker name every catalog), not a catalog server's own marker.
-@pytest.mark.parametrize("catalog", [pytest.param("sql_local", id="sql+local"), *S3_CATALOGS])
+# Hive + S3's whole sequence runs on the Spark cluster (tests/test_cluster.py), the same
+# `every_job_end_to_end` with executors in other JVMs: once per catalog keeps CI's time.
+@pytest.mark.parametrize("catalog", [pytest.param("sql_local", id="sql+local"), pytest.param("rest_s3", marks=pytest.mark.rest, id="rest+s3")])
 def test_every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
     every_job_end_to_end(matrix, catalog, tmp_path)
 
