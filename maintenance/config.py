@@ -75,6 +75,7 @@ class DaemonConfig:
     shutdown_grace_s: float = 120.0  # on SIGTERM, let a running job finish this long, then cancel it
     metrics_port: int = 9464  # Prometheus /metrics and /healthz; 0 turns it off
     metrics_host: str = "0.0.0.0"
+    metrics_tables: int = 100  # per-table metric series for at most this many tables (daemon/metrics.py); 0: none
 
 
 @dataclass(frozen=True)
@@ -265,7 +266,7 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: 'daemon' must be a mapping")
     keys = {"interval": "interval_s", "spark_idle": "spark_idle_s", "shutdown_grace": "shutdown_grace_s"}
-    _reject_unknown(raw, {*keys, "max_concurrent_jobs", "metrics_port", "metrics_host"}, source, "daemon")
+    _reject_unknown(raw, {*keys, "max_concurrent_jobs", "metrics_port", "metrics_host", "metrics_tables"}, source, "daemon")
     values: dict[str, Any] = {}
     for key, attr in keys.items():
         if key in raw:
@@ -273,7 +274,7 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
                 values[attr] = parse_duration(raw[key])
             except UsageError:
                 raise ConfigError(f"{source}: daemon.{key} must be a duration with a unit, such as 90s, 30m or 12h") from None
-    for key, low in (("max_concurrent_jobs", 1), ("metrics_port", 0)):
+    for key, low in (("max_concurrent_jobs", 1), ("metrics_port", 0), ("metrics_tables", 0)):
         if key in raw:
             value = _number(raw[key])
             if isinstance(value, bool) or not isinstance(value, int) or value < low or value > 65535:

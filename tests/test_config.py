@@ -73,10 +73,10 @@ def test_numbers_may_come_from_the_environment(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("ICEMAINT_TEST_PORT", "9555")
     monkeypatch.setenv("ICEMAINT_TEST_TTL", "7.5")
     monkeypatch.setenv("ICEMAINT_TEST_SMALL", "1048576")
-    raw = {"daemon": {"metrics_port": "${ICEMAINT_TEST_PORT}", "max_concurrent_jobs": "${ICEMAINT_TEST_JOBS:-3}"},
+    raw = {"daemon": {"metrics_port": "${ICEMAINT_TEST_PORT}", "max_concurrent_jobs": "${ICEMAINT_TEST_JOBS:-3}", "metrics_tables": "${ICEMAINT_TEST_SERIES:-0}"},
            "leases": {"ttl_seconds": "${ICEMAINT_TEST_TTL}"}, "health": {"small_file_bytes": "${ICEMAINT_TEST_SMALL}"}}
     config = parse_config(raw, source="t.yaml", base_dir=tmp_path)
-    assert (config.daemon.metrics_port, config.daemon.max_concurrent_jobs) == (9555, 3)
+    assert (config.daemon.metrics_port, config.daemon.max_concurrent_jobs, config.daemon.metrics_tables) == (9555, 3, 0)
     assert config.leases.ttl_seconds == 7.5 and config.health.small_file_bytes == 1048576
     monkeypatch.setenv("ICEMAINT_TEST_PORT", "ninety")
     with pytest.raises(ConfigError, match="metrics_port must be an integer"):

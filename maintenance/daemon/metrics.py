@@ -1,7 +1,15 @@
-"""Prometheus metrics of a daemon, in their own registry."""
+"""Prometheus metrics of a daemon, in their own registry.
+
+Per-table series stay bounded however large the fleet (`daemon.metrics_tables`, N): a
+metric labelled by table carries the N tables that most need a look (the most delete files;
+the oldest last success), and a fleet-wide series beside it says how things stand over every
+table (`icemaint_delete_files{kind}`, `icemaint_oldest_success_timestamp_seconds{job}`), so
+10,000 tables make a few hundred series, not 10,000 × jobs × kinds.
+"""
 
 from __future__ import annotations
 
+import heapq
 import threading
 import time
 from collections.abc import Callable
@@ -18,8 +26,16 @@ from maintenance.table.health import TableHealth
 log = structlog.get_logger(__name__)
 
 
+DELETE_KINDS = {
+    "equality": lambda h: h.equality_delete_files,
+    "position": lambda h: h.position_delete_files,
+    "deletion_vector": lambda h: h.deletion_vectors,
+}
+
+
 class DaemonMetrics:
-    def __init__(self) -> None:
+    def __init__(self, table_series: int = 100) -> None:
+        self.table_series = table_series  # tables (or table and job pairs) a per-table metric carries at most
         self.registry = CollectorRegistry()
         r = self.registry
         Gauge("icemaint_build_info", "icemaint's version (always 1)", ["version"], registry=r).labels(__version__).set(1)
@@ -30,7 +46,11 @@ class DaemonMetrics:
         self.bytes_written = Counter("icemaint_bytes_written", "Bytes of files written by jobs", ["job"], registry=r)
         self.files_deleted = Counter("icemaint_files_deleted", "Files deleted by EXPIRE and ORPHANS", ["job"], registry=r)
         self.fenced = Counter("icemaint_fenced_runs", "Runs stopped because their lease was lost", registry=r)
-        self.delete_files = Gauge("icemaint_table_delete_files", "Delete files per table at the last evaluation", ["table", "kind"], registry=r)
+        self.delete_files = Gauge("icemaint_table_delete_files", "Delete files per table at the last evaluation (the tables with the most: "
+                                  "daemon.metrics_tables)", ["table", "kind"], registry=r)
+        self.fleet_delete_files = Gauge("icemaint_delete_files", "Delete files of every table at the last evaluation", ["kind"], registry=r)
+        self.tables_evaluated = Gauge("icemaint_tables_evaluated", "Tables the last evaluation read", registry=r)
+        self._delete_series: set[str] = set()  # the tables `delete_files` carries now
         self.leases_held = Gauge("icemaint_leases_held", "Leases this daemon holds (jobs running)", registry=r)
         self.evaluations = Counter("icemaint_evaluations", "Evaluation cycles by outcome", ["outcome"], registry=r)
         self.evaluation_failures = Counter("icemaint_evaluation_failures", "Failed evaluations by cause (state, catalog, policies, other)",
@@ -42,6 +62,7 @@ class DaemonMetrics:
         self._stored_success: dict[tuple[str, str], float] = {}  # every holder's, from the state database (seconds)
         r.register(_SinceLastSuccess(self))
         r.register(_LastSuccessTimestamp(self))
+        r.register(_OldestSuccess(self))
 
     def refresh_stored_successes(self, read: Callable[[], dict[tuple[str, str], int]]) -> None:
         """Take every holder's last successes from the state database (`RunStore.last_successes`,
@@ -78,18 +99,33 @@ class DaemonMetrics:
                 self._last_success[(result.table, result.job)] = time.time()
 
     def observe_health(self, health: dict[str, TableHealth]) -> None:
-        for table, h in health.items():
-            self.delete_files.labels(table, "equality").set(h.equality_delete_files)
-            self.delete_files.labels(table, "position").set(h.position_delete_files)
-            self.delete_files.labels(table, "deletion_vector").set(h.deletion_vectors)
+        """The last evaluation's delete files: over every table, and per table for the
+        `table_series` tables with the most (a table that left them loses its series)."""
+        self.tables_evaluated.set(len(health))
+        for kind, count in DELETE_KINDS.items():
+            self.fleet_delete_files.labels(kind).set(sum(count(h) for h in health.values()))
+        top = dict(heapq.nlargest(self.table_series, health.items(), key=lambda item: (sum(count(item[1]) for count in DELETE_KINDS.values()), item[0])))
+        with self._lock:
+            for table in self._delete_series - top.keys():
+                for kind in DELETE_KINDS:
+                    self.delete_files.remove(table, kind)
+            for table, h in top.items():
+                for kind, count in DELETE_KINDS.items():
+                    self.delete_files.labels(table, kind).set(count(h))
+            self._delete_series = set(top)
 
     def last_successes(self) -> dict[tuple[str, str], float]:
         with self._lock:
             return dict(self._last_success)
 
+    def oldest(self, successes: dict[tuple[str, str], float]) -> list[tuple[tuple[str, str], float]]:
+        """The `table_series` (table, job) pairs whose last success is oldest, in label order."""
+        return sorted(heapq.nsmallest(self.table_series, successes.items(), key=lambda item: (item[1], item[0])))
+
 
 class _SinceLastSuccess:
-    """Seconds since each (table, job) last succeeded, computed at scrape time."""
+    """Seconds since each (table, job) last succeeded by this daemon, computed at scrape time
+    (the `table_series` oldest)."""
 
     def __init__(self, metrics: DaemonMetrics) -> None:
         self.metrics = metrics
@@ -97,14 +133,15 @@ class _SinceLastSuccess:
     def collect(self):  # type: ignore[no-untyped-def]
         family = GaugeMetricFamily("icemaint_seconds_since_last_success", "Seconds since the job last committed or found nothing to do", labels=["table", "job"])
         now = time.time()
-        for (table, job), at in sorted(self.metrics.last_successes().items()):
+        for (table, job), at in self.metrics.oldest(self.metrics.last_successes()):
             family.add_metric([table, job], now - at)
         yield family
 
 
 class _LastSuccessTimestamp:
     """When each (table, job) last succeeded, by any holder: what the state database said when
-    the daemon last reached it, or this daemon's own newer run. A scrape reads no database."""
+    the daemon last reached it, or this daemon's own newer run (the `table_series` oldest).
+    A scrape reads no database."""
 
     def __init__(self, metrics: DaemonMetrics) -> None:
         self.metrics = metrics
@@ -112,6 +149,23 @@ class _LastSuccessTimestamp:
     def collect(self):  # type: ignore[no-untyped-def]
         family = GaugeMetricFamily("icemaint_last_success_timestamp_seconds", "When the job last committed or found nothing to do (any holder's run, "
                                    "from the state database)", labels=["table", "job"])
-        for (table, job), at in sorted(self.metrics.last_success_timestamps().items()):
+        for (table, job), at in self.metrics.oldest(self.metrics.last_success_timestamps()):
             family.add_metric([table, job], at)
+        yield family
+
+
+class _OldestSuccess:
+    """Per job, the oldest last success over every table (by any holder): what an alert on a
+    job falling behind anywhere in the fleet watches, whatever `daemon.metrics_tables` is."""
+
+    def __init__(self, metrics: DaemonMetrics) -> None:
+        self.metrics = metrics
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        family = GaugeMetricFamily("icemaint_oldest_success_timestamp_seconds", "The oldest last success of the job over every table", labels=["job"])
+        oldest: dict[str, float] = {}
+        for (_, job), at in self.metrics.last_success_timestamps().items():
+            oldest[job] = min(at, oldest.get(job, at))
+        for job, at in sorted(oldest.items()):
+            family.add_metric([job], at)
         yield family

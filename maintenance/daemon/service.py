@@ -73,7 +73,7 @@ class Daemon:
         self.running: dict[str, Future[None]] = {}  # table -> its worker
         self.worked_until: dict[str, float] = {}  # table -> when its last worker ended (monotonic)
         self.pool = ThreadPoolExecutor(max_workers=self.settings.max_concurrent_jobs, thread_name_prefix="icemaint-job")
-        self.metrics = DaemonMetrics()
+        self.metrics = DaemonMetrics(config.daemon.metrics_tables)
         self.policies: list[Policy] | None = None
         self.dependencies = Dependencies()
         self.last_evaluation_ok: float | None = None

@@ -1,0 +1,64 @@
+"""`daemon/metrics.py`: per-table series stay bounded however many tables there are."""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from maintenance.daemon.metrics import DaemonMetrics
+from maintenance.table.health import TableHealth
+
+
+def _series(metrics: DaemonMetrics) -> dict[str, list[tuple[dict[str, str], float]]]:
+    found: dict[str, list[tuple[dict[str, str], float]]] = {}
+    for family in text_string_to_metric_families(generate_latest(metrics.registry).decode()):
+        for sample in family.samples:
+            found.setdefault(sample.name, []).append((sample.labels, sample.value))
+    return found
+
+
+def _fleet(tables: int) -> dict[str, TableHealth]:
+    return {f"cat.ns.t{n:05d}": TableHealth(table=f"cat.ns.t{n:05d}", equality_delete_files=n % 97, position_delete_files=n % 13, deletion_vectors=0)
+            for n in range(tables)}
+
+
+def test_ten_thousand_tables_make_per_table_series_for_the_worst_hundred_and_fleet_totals() -> None:
+    metrics = DaemonMetrics(table_series=100)
+    fleet = _fleet(10_000)
+    metrics.observe_health(fleet)
+    now = time.time()
+    metrics.refresh_stored_successes(lambda: {(table, job): int((now - n) * 1000) for n, table in enumerate(fleet) for job in ("merge", "compact")})
+    series = _series(metrics)
+
+    per_table = series["icemaint_table_delete_files"]
+    tables = {labels["table"] for labels, _ in per_table}
+    assert len(per_table) == 100 * 3 and len(tables) == 100
+    worst = sorted(fleet, key=lambda t: (fleet[t].equality_delete_files + fleet[t].position_delete_files, t), reverse=True)[:100]
+    assert tables == set(worst)
+    totals = {labels["kind"]: value for labels, value in series["icemaint_delete_files"]}
+    assert totals == {"equality": sum(n % 97 for n in range(10_000)), "position": sum(n % 13 for n in range(10_000)), "deletion_vector": 0}
+    assert series["icemaint_tables_evaluated"] == [({}, 10_000)]
+
+    stale = series["icemaint_last_success_timestamp_seconds"]
+    assert len(stale) == 100
+    assert {labels["table"] for labels, _ in stale} == {f"cat.ns.t{n:05d}" for n in range(9_950, 10_000)}  # the oldest: 50 tables x 2 jobs
+    oldest = {labels["job"]: value for labels, value in series["icemaint_oldest_success_timestamp_seconds"]}
+    assert set(oldest) == {"merge", "compact"} and all(abs(v - (now - 9_999)) < 1.0 for v in oldest.values())
+    assert sum(len(samples) for samples in series.values()) < 1_000
+
+
+def test_a_table_that_left_the_worst_loses_its_series_and_zero_turns_them_off() -> None:
+    metrics = DaemonMetrics(table_series=2)
+    metrics.observe_health({"a": TableHealth(equality_delete_files=5), "b": TableHealth(equality_delete_files=3), "c": TableHealth(equality_delete_files=1)})
+    assert {labels["table"] for labels, _ in _series(metrics)["icemaint_table_delete_files"]} == {"a", "b"}
+    metrics.observe_health({"a": TableHealth(), "b": TableHealth(equality_delete_files=3), "c": TableHealth(equality_delete_files=9)})
+    assert {labels["table"] for labels, _ in _series(metrics)["icemaint_table_delete_files"]} == {"b", "c"}
+
+    off = DaemonMetrics(table_series=0)
+    off.observe_health({"a": TableHealth(equality_delete_files=5)})
+    off.refresh_stored_successes(lambda: {("a", "merge"): 1_000})
+    series = _series(off)
+    assert "icemaint_table_delete_files" not in series and "icemaint_last_success_timestamp_seconds" not in series
+    assert series["icemaint_oldest_success_timestamp_seconds"] == [({"job": "merge"}, 1.0)]
