@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -126,24 +127,16 @@ def test_both_sides_are_read_while_the_rewrite_writes(spark, config: Config, cdc
     assert result.verify_counters["verify_data_files"] == result.counters["data_files_rewritten"] + 1
 
 
-def test_files_written_to_which_a_writers_delete_applies_are_read_in_the_staged_snapshot(spark, config: Config, cdc_table: CdcFactory,
-                                                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A CDC writer commits equality deletes into the partition after COMPACT wrote its file
-    and before it stages: the new file keeps the planning snapshot's sequence number, so the
-    writer's deletes apply to it in the staged snapshot, and its rows as written (read early)
-    are not its rows there. Verification reads it in the staged snapshot; the content is the
-    writer's."""
+def _compact_region1_with_a_writer_before_staging(config: Config, ref: TableRef, monkeypatch: pytest.MonkeyPatch,
+                                                  write: Callable[[], object]) -> tuple[Any, list[tuple[str, dict[str, int]]]]:
+    """COMPACT of `region=1`, verified, with `write` committed after its group was written and
+    before its change is staged; the result (committed and verified) and its progress."""
     from maintenance.jobs.file_groups import executor
-    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
 
-    shape = TableShape("identity", 2, "single")
-    ref, _, _ = cdc_table(shape=shape, rows=2000, commits=4)
     real_commit = executor._commit
-    written: list[int] = []
 
     def writer_first(*args, **kwargs):  # type: ignore[no-untyped-def]
-        result, _ = run_cdc_workload(spark, config, ref, CdcOptions(rows=600, commits=1, update_ratio=0.6, delete_ratio=0.3, shape=shape, seed=21))
-        written.append(int(result.snapshot_id))  # type: ignore[arg-type]
+        write()
         return real_commit(*args, **kwargs)
 
     monkeypatch.setattr(executor, "_commit", writer_first)
@@ -151,6 +144,27 @@ def test_files_written_to_which_a_writers_delete_applies_are_read_in_the_staged_
     result = run_job(config, ref, "compact", {"min_input_files": 2, "partitions": ["region=1"]}, verify=True,
                      progress=lambda stage, **counts: progress.append((stage, counts)))
     assert result.status == COMMITTED and result.content_verified, result.error
+    return result, progress
+
+
+def test_files_written_to_which_a_writers_delete_applies_are_read_in_the_staged_snapshot(spark, config: Config, cdc_table: CdcFactory,
+                                                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CDC writer commits equality deletes into the partition after COMPACT wrote its file
+    and before it stages: the new file keeps the planning snapshot's sequence number, so the
+    writer's deletes apply to it in the staged snapshot, and its rows as written (read early)
+    are not its rows there. Verification reads it in the staged snapshot; the content is the
+    writer's."""
+    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
+
+    shape = TableShape("identity", 2, "single")
+    ref, _, _ = cdc_table(shape=shape, rows=2000, commits=4)
+    written: list[int] = []
+
+    def cdc_writer() -> None:
+        result, _ = run_cdc_workload(spark, config, ref, CdcOptions(rows=600, commits=1, update_ratio=0.6, delete_ratio=0.3, shape=shape, seed=21))
+        written.append(int(result.snapshot_id))  # type: ignore[arg-type]
+
+    result, progress = _compact_region1_with_a_writer_before_staging(config, ref, monkeypatch, cdc_writer)
     table = load_table(config, ref)
     added = [f for f in snapshot_files(table, result.snapshot_id).data if f.path not in {g.path for g in snapshot_files(table, written[0]).data}]
     assert len(added) == 1
@@ -166,20 +180,10 @@ def test_a_read_ahead_of_a_snapshot_a_writer_replaced_is_not_used(spark, config:
     """A writer commits after COMPACT planned and before it stages: the files read ahead were
     read on a snapshot that is not the staged change's parent, so verification reads the
     parent's side itself, and the writer's rows stay."""
-    from maintenance.jobs.file_groups import executor
 
     ref, _, _ = cdc_table(shape=TableShape("identity", 4, "single"), rows=3000, commits=4)
-    real_commit = executor._commit
-
-    def writer_first(*args, **kwargs):  # type: ignore[no-untyped-def]
-        spark.sql(f"INSERT INTO {ref.spark_name} SELECT * FROM {ref.spark_name} WHERE region = 2 LIMIT 7")
-        return real_commit(*args, **kwargs)
-
-    monkeypatch.setattr(executor, "_commit", writer_first)
-    progress: list[tuple[str, dict[str, int]]] = []
-    result = run_job(config, ref, "compact", {"min_input_files": 2, "partitions": ["region=1"]}, verify=True,
-                     progress=lambda stage, **counts: progress.append((stage, counts)))
-    assert result.status == COMMITTED and result.content_verified, result.error
+    inserting = lambda: spark.sql(f"INSERT INTO {ref.spark_name} SELECT * FROM {ref.spark_name} WHERE region = 2 LIMIT 7")  # noqa: E731
+    result, progress = _compact_region1_with_a_writer_before_staging(config, ref, monkeypatch, inserting)
     table = load_table(config, ref)
     writers = table.current_snapshot().parent_snapshot_id  # type: ignore[union-attr]
     assert _files_read_when_verifying(progress) == [result.counters["data_files_rewritten"]]  # the file written still stands (no delete applies)
