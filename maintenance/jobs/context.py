@@ -87,7 +87,8 @@ class JobContext:
     @cached_property
     def verifier(self) -> Verifier:
         """Compares each staged change with its parent (`jobs/verification.py`)."""
-        return Verifier(self.config, self.ref, lambda: self.spark, self._refreshed_table, self.progress, spark_in_thread=self.spark_in_this_thread)
+        return Verifier(self.config, self.ref, lambda: self.spark, self._refreshed_table, self.progress, spark_in_thread=self.spark_in_this_thread,
+                        planned_on=lambda: self.metadata.table)
 
     @cached_property
     def publisher(self) -> Publisher:

@@ -26,7 +26,9 @@ disk (no delete applied), while the change is being staged. Such a reading stand
 reading them in the staged snapshot only when, there,
 - each file's entry is the one that was read (path, spec, record count, size: the commit
   adds the very records the writer returned, and the reading used their spec and partition
-  values, as a snapshot's reader does for identity-partition columns), and
+  values, as a snapshot's reader does for identity-partition columns), and was read exactly
+  once (a writer may list a file twice, or two groups the same file: Iceberg adds it once,
+  while the reading summed its rows twice, which could stand for rows that were lost), and
 - no delete may apply to it by the one rule (`table/deletes.py`, a superset of what
   Iceberg's planner applies), so a snapshot's read of it is its rows as they are on disk;
 else its files are read in the staged snapshot (`jobs/verification.py` checks both).
@@ -58,7 +60,7 @@ class Reading:
     paths: frozenset[str]
     fingerprint: Fingerprint
     schema: str
-    written: frozenset[WrittenEntry] = frozenset()
+    written: tuple[WrittenEntry, ...] = ()  # one per file read, as the writer listed them (a file listed twice was read twice)
 
 
 @dataclass(frozen=True)

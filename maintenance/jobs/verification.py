@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -77,13 +78,15 @@ class Verifier:
     """Compares a staged snapshot with its parent, as its change's proof says."""
 
     def __init__(self, config: Config, ref: TableRef, spark: Callable[[], SparkSession], java_table: Callable[[], JavaObject],
-                 progress: Progress = no_progress, spark_in_thread: Callable[[str], SparkSession] | None = None) -> None:
+                 progress: Progress = no_progress, spark_in_thread: Callable[[str], SparkSession] | None = None,
+                 planned_on: Callable[[], Table] | None = None) -> None:
         self.config = config
         self.progress = progress
         self.ref = ref
         self.spark = spark  # started only when rows must be read
         self.java_table = java_table  # the catalog's table, refreshed to know the staged snapshot
         self.spark_in_thread = spark_in_thread  # Spark for another thread, in the run's job group (reads ahead)
+        self.planned_on = planned_on  # the table as the run planned on it (pyiceberg), for the readings ahead
         self._read_ahead_tag = f"icemaint-read-ahead-{uuid.uuid4().hex}"
         self.ahead = ReadAhead(lambda: self.spark().sparkContext.cancelJobsWithTag(self._read_ahead_tag))
         self._ahead_table: Table | None = None  # the readings ahead's, loaded once (pyiceberg)
@@ -129,7 +132,9 @@ class Verifier:
     def _read_ahead(self, snapshot_id: int, paths: frozenset[str]) -> Reading:
         spark = self._spark_reading_ahead(f"verification read ahead of {len(paths)} files")
         if self._ahead_table is None or self._ahead_table.snapshot_by_id(snapshot_id) is None:
-            self._ahead_table = load_table(self.config, self.ref)  # once per run: each group's reading plans on the same snapshot
+            # the run's own table when it knows the snapshot (it planned on it), else loaded once
+            known = self.planned_on() if self.planned_on is not None else None
+            self._ahead_table = known if known is not None and known.snapshot_by_id(snapshot_id) is not None else load_table(self.config, self.ref)
         files = snapshot_files(self._ahead_table, snapshot_id)
         chosen = [f for f in files.data if f.path in paths]
         java = self._reading_java_table(spark)
@@ -140,7 +145,7 @@ class Verifier:
         spark = self._spark_reading_ahead(f"verification read of {len(files)} files written")
         java = self._reading_java_table(spark)
         read = written_fingerprint(spark, java, str(self.ref), files)
-        entries = frozenset((str(f.location()), int(f.specId()), int(f.recordCount()), int(f.fileSizeInBytes())) for f in files)
+        entries = tuple((str(f.location()), int(f.specId()), int(f.recordCount()), int(f.fileSizeInBytes())) for f in files)
         return Reading(frozenset(path for path, *_ in entries), read, schema_json(spark, java), entries)
 
     def verify(self, proof: str, parent_id: int, staged_id: int, removes: frozenset[str] = frozenset()) -> Evidence:
@@ -198,16 +203,20 @@ class Verifier:
 
 def _written_as_staged(readings: list[Reading], staged: SnapshotFiles, added_data: list[TableFile]) -> list[Reading]:
     """The readings of written files that stand for reading them in the staged snapshot:
-    each file added there as it was read, and no delete of the staged snapshot may apply to
-    it (`jobs/read_ahead.py`); the files of the others are read in the staged snapshot."""
+    each file read exactly once over all the readings (a file its writer listed twice, or
+    two groups listed, was summed twice but is added once), added there as it was read, and
+    no delete of the staged snapshot may apply to it (`jobs/read_ahead.py`); the files of the
+    others are read in the staged snapshot."""
     if not readings:
         return []
     as_added = {(f.path, f.spec_id, f.records, f.size): f for f in added_data}
+    times_read = Counter(path for reading in readings for path, *_ in reading.written)
     index = DeleteIndex(staged)
     standing = []
     for reading in readings:
         files = [as_added.get(entry) for entry in reading.written]
-        if all(f is not None and not index.deletes_for(f) for f in files) and len(files) == len(reading.paths):
+        once = all(times_read[path] == 1 for path, *_ in reading.written)
+        if once and all(f is not None and not index.deletes_for(f) for f in files):
             standing.append(reading)
         else:
             log.info("files written were read early but not as the staged snapshot reads them; they are read again", files=len(reading.paths))

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -271,6 +272,57 @@ def test_a_rewrite_that_reads_one_task_less_than_it_replaces_is_not_published(sp
 
     monkeypatch.setattr(rewrite, "rewrite_group", one_task_less)
     result = run_job(config, ref, "compact", {"partitions": ["region=0"], "min_input_files": 2}, verify=True)
+    assert_not_published(result, config, ref, before, frozen)
+
+
+def _two_identical_files_in_region_0(spark: Any, config: Config) -> TableRef:
+    """Region 0 holds two files of the very same rows (duplicate rows are legal), region 1 two small files."""
+    ref = fresh_ref(config)
+    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
+    spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT, region INT, v STRING) USING iceberg PARTITIONED BY (region) "
+              f"TBLPROPERTIES ('format-version'='2', {MOR})")
+    for n in range(2):
+        spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, 0, CONCAT('v', id) FROM range(40)")
+        spark.sql(f"INSERT INTO {ref.spark_name} SELECT id + {100 * n}, 1, 'x' FROM range(10)")
+    return ref
+
+
+def _reading_one_task_less(tasks: Any, spark: Any) -> Any:
+    from maintenance.spark.planned_tasks import GroupTasks
+
+    return GroupTasks(spark._jvm.java.util.ArrayList(tasks.java.subList(0, tasks.java.size() - 1)), tasks.sizes[:-1])
+
+
+@pytest.mark.parametrize("listed_twice_by", ["its own group", "another group"])
+def test_a_file_listed_twice_cannot_cover_rows_a_rewrite_lost(spark, config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              listed_twice_by: str) -> None:
+    """Region 0's rewrite reads one of its two identical files only and writes half the rows;
+    its new file is then listed twice: by its own writer, or by region 1's. Iceberg adds the
+    file once (half the rows are lost), while a reading of the files as written would sum its
+    rows twice and match the parent: a file read early stands only if it was read once."""
+    import maintenance.jobs.file_groups.rewrite as rewrite
+
+    ref = _two_identical_files_in_region_0(spark, config)
+    before = load_table(config, ref).metadata.current_snapshot_id
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    real = rewrite.rewrite_group
+    region0: list[Any] = []
+    region0_written = threading.Event()
+
+    def faulty(spark_, table, group, tasks, **options):  # type: ignore[no-untyped-def]
+        if any("region=0" in f.path for f in group.files):
+            region0.extend(real(spark_, table, group, _reading_one_task_less(tasks, spark_), **options))
+            region0_written.set()
+            return region0 * 2 if listed_twice_by == "its own group" else list(region0)
+        written = list(real(spark_, table, group, tasks, **options))
+        if listed_twice_by == "another group":
+            assert region0_written.wait(120), "region 0's group never ended"
+            written += region0
+        return written
+
+    monkeypatch.setattr(rewrite, "rewrite_group", faulty)
+    result = run_job(config, ref, "compact", {"min_input_files": 2, "commit_every_groups": 100, "max_concurrent_groups": 2}, verify=True)
+    assert region0, "the fault never reached region 0's rewrite"
     assert_not_published(result, config, ref, before, frozen)
 
 
