@@ -64,14 +64,20 @@ def assert_scope_holds_for_every_change(spark: Any, config: Config, ref: TableRe
     return checked
 
 
-@pytest.mark.parametrize("format_version", [2, 3])
-def test_outside_its_scope_a_change_leaves_every_data_file_as_iceberg_reads_it(spark, config: Config, format_version: int) -> None:
-    """Spark's own merge-on-read writes (DELETE, UPDATE, MERGE INTO: position deletes, or DVs
-    on format 3), partition evolution, then icemaint's jobs on one partition and on all."""
+def _merge_on_read_table(spark: Any, config: Config, format_version: int) -> TableRef:
+    """A new empty table (id, region, v) partitioned by region, whose Spark writes are merge-on-read."""
     ref = fresh_ref(config)
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
     spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT, region INT, v STRING) USING iceberg PARTITIONED BY (region) "
               f"TBLPROPERTIES ('format-version'='{format_version}', {MOR})")
+    return ref
+
+
+@pytest.mark.parametrize("format_version", [2, 3])
+def test_outside_its_scope_a_change_leaves_every_data_file_as_iceberg_reads_it(spark, config: Config, format_version: int) -> None:
+    """Spark's own merge-on-read writes (DELETE, UPDATE, MERGE INTO: position deletes, or DVs
+    on format 3), partition evolution, then icemaint's jobs on one partition and on all."""
+    ref = _merge_on_read_table(spark, config, format_version)
     for batch in range(4):
         spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, CAST(id % 4 AS INT), CONCAT('v', id) FROM range({batch * 400}, {(batch + 1) * 400})")
     spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 7 = 0 AND region = 1")
@@ -277,10 +283,7 @@ def test_a_rewrite_that_reads_one_task_less_than_it_replaces_is_not_published(sp
 
 def _two_identical_files_in_region_0(spark: Any, config: Config) -> TableRef:
     """Region 0 holds two files of the very same rows (duplicate rows are legal), region 1 two small files."""
-    ref = fresh_ref(config)
-    spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
-    spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT, region INT, v STRING) USING iceberg PARTITIONED BY (region) "
-              f"TBLPROPERTIES ('format-version'='2', {MOR})")
+    ref = _merge_on_read_table(spark, config, 2)
     for n in range(2):
         spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, 0, CONCAT('v', id) FROM range(40)")
         spark.sql(f"INSERT INTO {ref.spark_name} SELECT id + {100 * n}, 1, 'x' FROM range(10)")
