@@ -29,6 +29,7 @@ missing, a row dropped on the way) shows as a difference.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections import Counter
@@ -91,6 +92,7 @@ class Verifier:
         self.ahead = ReadAhead(lambda: self.spark().sparkContext.cancelJobsWithTag(self._read_ahead_tag))
         self._ahead_table: Table | None = None  # the readings ahead's, loaded once (pyiceberg)
         self._ahead_java: JavaObject | None = None  # and the catalog's Java table
+        self._ahead_lock = threading.Lock()  # readings ahead run two at a time
 
     def read_ahead(self, snapshot_id: int, removes: frozenset[str]) -> None:
         """Start reading, on the parent's side, the data files a change about to be staged
@@ -116,12 +118,13 @@ class Verifier:
         return table, snapshot_files(table, parent_id), added_files(table, staged_id)
 
     def _reading_java_table(self, spark: SparkSession) -> JavaObject:
-        """The catalog's Java table for the readings ahead, loaded by the first (they run one
-        at a time, in one thread) and never refreshed: it knows the planning snapshot, and
-        its schema is the one every reading hashes rows in and says it did (`Reading.schema`)."""
-        if self._ahead_java is None:
-            self._ahead_java = load_java_table(spark, self.ref)
-        return self._ahead_java
+        """The catalog's Java table for the readings ahead, loaded by the first (two run at a
+        time: under a lock) and never refreshed: it knows the planning snapshot, and its
+        schema is the one every reading hashes rows in and says it did (`Reading.schema`)."""
+        with self._ahead_lock:
+            if self._ahead_java is None:
+                self._ahead_java = load_java_table(spark, self.ref)
+            return self._ahead_java
 
     def _spark_reading_ahead(self, what: str) -> SparkSession:
         assert self.spark_in_thread is not None
@@ -131,11 +134,13 @@ class Verifier:
 
     def _read_ahead(self, snapshot_id: int, paths: frozenset[str]) -> Reading:
         spark = self._spark_reading_ahead(f"verification read ahead of {len(paths)} files")
-        if self._ahead_table is None or self._ahead_table.snapshot_by_id(snapshot_id) is None:
-            # the run's own table when it knows the snapshot (it planned on it), else loaded once
-            known = self.planned_on() if self.planned_on is not None else None
-            self._ahead_table = known if known is not None and known.snapshot_by_id(snapshot_id) is not None else load_table(self.config, self.ref)
-        files = snapshot_files(self._ahead_table, snapshot_id)
+        with self._ahead_lock:
+            if self._ahead_table is None or self._ahead_table.snapshot_by_id(snapshot_id) is None:
+                # the run's own table when it knows the snapshot (it planned on it), else loaded once
+                known = self.planned_on() if self.planned_on is not None else None
+                self._ahead_table = known if known is not None and known.snapshot_by_id(snapshot_id) is not None else load_table(self.config, self.ref)
+            table = self._ahead_table
+        files = snapshot_files(table, snapshot_id)
         chosen = [f for f in files.data if f.path in paths]
         java = self._reading_java_table(spark)
         read = files_fingerprints(spark, java, str(self.ref), [(snapshot_id, chosen)], files.files)[0]
