@@ -46,8 +46,8 @@ from maintenance.errors import SparkJobError
 from maintenance.spark.errors import java_errors
 from maintenance.spark.java_helpers import new_helper
 from maintenance.spark.jvm import JavaObject, java_long, jvm, load_java_table
-from maintenance.spark.planned_tasks import PlannedTasks
-from maintenance.spark.raw_rows import bare_tasks, staged_rows
+from maintenance.spark.planned_tasks import GroupTasks, PlannedTasks
+from maintenance.spark.raw_rows import bare_tasks, read_split_size, staged_rows
 from maintenance.spark.stream_reads import table_for_file_reads, table_for_reads_of
 from maintenance.table.files import TableFile
 
@@ -115,7 +115,7 @@ def files_fingerprints(spark: SparkSession, table: JavaObject, name: str, sides:
         what = f"fingerprint {sum(len(f) for _, _, f in wanted)} files of {name}"
         with java_errors(what):
             started = time.perf_counter()
-            planned = [PlannedTasks(spark, table, snapshot_id, [f.path for f in files], "verification").for_group([f.path for f in files]).java
+            planned = [PlannedTasks(spark, table, snapshot_id, [f.path for f in files], "verification").for_group([f.path for f in files])
                        for _, snapshot_id, files in wanted]
             log.debug("verification tasks planned", sides=len(wanted), seconds=round(time.perf_counter() - started, 3))
         read = tasks_fingerprints(spark, table, name, planned, table_for_file_reads(spark, table, readable))
@@ -129,15 +129,17 @@ def written_fingerprint(spark: SparkSession, table: JavaObject, name: str, files
     read by Iceberg's reader with each file's own spec and partition (`raw_rows.bare_tasks`):
     what a snapshot that adds them reads, when no delete applies to them there."""
     reads = table_for_reads_of(spark, table, (str(f.format()) for f in files))
-    rows, fingerprint = tasks_fingerprints(spark, table, name, [bare_tasks(spark, table, files)], reads)[0]
+    tasks = GroupTasks(bare_tasks(spark, table, files), [int(f.fileSizeInBytes()) for f in files])
+    rows, fingerprint = tasks_fingerprints(spark, table, name, [tasks], reads)[0]
     return Fingerprint(table=name, snapshot_id=None, rows=rows, fingerprint=fingerprint)
 
 
-def tasks_fingerprints(spark: SparkSession, table: JavaObject, name: str, task_lists: Sequence[JavaObject], reads: JavaObject) -> list[tuple[int, str]]:
-    """(rows, fingerprint) of each list of scan tasks (java.util.List), read through `reads`
-    (the table, or it seen through a plain-stream FileIO) in one Spark job of one stage,
-    the lists side by side, each one's rows counted as they pass (`ReadFingerprints`) and
-    then dropped (Spark's `noop` sink): no shuffle to gather the sums."""
+def tasks_fingerprints(spark: SparkSession, table: JavaObject, name: str, task_lists: Sequence[GroupTasks], reads: JavaObject) -> list[tuple[int, str]]:
+    """(rows, fingerprint) of each list of scan tasks, read through `reads` (the table, or
+    it seen through a plain-stream FileIO) in one Spark job of one stage, the lists side by
+    side, each shared out over the cores (`raw_rows.read_split_size`), each one's rows
+    counted as they pass (`ReadFingerprints`) and then dropped (Spark's `noop` sink): no
+    shuffle to gather the sums."""
     from pyspark.sql import functions as F
 
     found: list[tuple[int, str]] = []
@@ -145,7 +147,8 @@ def tasks_fingerprints(spark: SparkSession, table: JavaObject, name: str, task_l
         counted = ReadFingerprints(spark, table)
         try:
             with ExitStack() as staged:
-                watched = [counted.watch(staged.enter_context(staged_rows(spark, reads, tasks))) for tasks in task_lists]
+                watched = [counted.watch(staged.enter_context(staged_rows(spark, reads, tasks.java, read_split_size(spark, tasks.sizes))))
+                           for tasks in task_lists]
                 union = watched[0][0].select(F.lit(1))
                 for frame, _ in watched[1:]:
                     union = union.unionAll(frame.select(F.lit(1)))

@@ -40,13 +40,13 @@ from maintenance.jobs.file_groups.grouping import (
 )
 from maintenance.spark.jvm import JavaObject, singleton
 from maintenance.spark.planned_tasks import GroupTasks
+from maintenance.spark.raw_rows import read_tasks, split_size_for
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
 FINE_CUTS_PER_FILE = 16  # pieces per file where files are cut by row count
 COARSE_FILE_SHARE = 0.2  # a group whose files are this big next to a split is shuffled to size
-READ_SHARE_BYTES = 8 * 1024 * 1024  # a group writing one file is read by one task per this many input bytes (up to the cores)
 
 
 class Ordering(Protocol):
@@ -108,7 +108,7 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
             if readers > 1:
                 # One file to write from much to read: the reading (and every delete applied
                 # on the way) is shared out over the cores, and one task writes the file.
-                frame = reader.option("split-size", str(sum(weights) // readers + max(weights) + 1)).load(group_id).repartition(1)
+                frame = reader.option("split-size", str(split_size_for(weights, readers))).load(group_id).repartition(1)
             else:
                 frame = reader.option("split-size", str(sum(weights) + 1 if coarse else split)).load(group_id)
             if coarse and not group.spread:
@@ -163,12 +163,11 @@ def _partition_keys(spark: SparkSession, partitions: int) -> list[int]:
 def _readers(spark: SparkSession, group: FileGroup, weights: list[int], splits: int) -> int:
     """How many tasks read a group written by one task (1: the writing task reads it all):
     one file, or, for small files the writer sizes (`rolls`), as many as it rolls over to.
-    Sharing the reading pays for its shuffle only when there is much to read: one task per
-    `READ_SHARE_BYTES`, up to the cores Spark has (measured: 50 files, 24 MiB, with their
-    deletes, from 4.1 s to 3.3 s on 2 cores)."""
+    Sharing the reading pays for its shuffle only when there is much to read
+    (`raw_rows.read_tasks`)."""
     if splits != 1 or group.spread or len(weights) < 2:
         return 1
-    return max(1, min(spark.sparkContext.defaultParallelism, len(weights), sum(weights) // READ_SHARE_BYTES))
+    return read_tasks(spark, weights)
 
 
 def _rolling_size(group: FileGroup, split: int, target_size: int) -> int:
