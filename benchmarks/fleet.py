@@ -1,12 +1,17 @@
-"""A fleet of small tables: what one evaluation of all of them costs today (issue: the fleet).
+"""A fleet of small tables: a daemon's evaluation cycle, cold and then warm (issue: the fleet).
 
     .venv/bin/python benchmarks/fleet.py [--tables 10000] [--home DIR] [--json-out F]
 
 Generates the fleet with `icemaint workload fleet`'s generator (pyiceberg appends, no
 Spark: 3 commits of 100 rows in 2 partitions per table) into `--home` (kept, so a second
-call reuses it), then measures in a fresh process that never starts a JVM: two full
-evaluations in a row (`icemaint plan`: health of every table, policies, run history,
-ranking), each table's metadata read from the local disk, and the process's peak RSS.
+call reuses it), then measures in a fresh process that never starts a JVM, as the daemon
+evaluates (`schedule.cycle.evaluate` with the daemon's `KeptEvaluations`; health of every
+table, policies, run history, ranking; SQL catalog on SQLite, the local disk):
+- cold: the first cycle, nothing kept;
+- warm: the next cycle, after one table in 100 got one more commit (`workload.fleet.change_tables`);
+- check: a cold evaluation at the warm cycle's very time, nothing kept; its decisions must
+  be the warm cycle's (table, job, due), every one;
+and the process's peak RSS (it holds the kept evaluations of every table).
 """
 
 from __future__ import annotations
@@ -42,33 +47,58 @@ def main() -> None:
     made = make_fleet(get_catalog(config, config.default_catalog), config.default_catalog, FleetOptions(tables=args.tables))
     out = subprocess.run([sys.executable, __file__, "--measure"], capture_output=True, text=True, env=os.environ, check=True)
     result = {**json.loads(out.stdout.strip().splitlines()[-1]), "generate_s": made.seconds, "tables_created": made.tables_created}
-    print(f"{result['tables']} tables: first evaluation {result['first_s']:.1f} s ({result['first_ms_per_table']:.1f} ms a table), "
-          f"second {result['second_s']:.1f} s; peak RSS {result['peak_rss_mib']:.0f} MiB; JVM started: {result['jvm_started']}")
+    print(f"{result['tables']} tables: cold cycle {result['first_s']:.1f} s ({result['first_ms_per_table']:.1f} ms a table); "
+          f"warm cycle, {result['tables_changed']} changed, {result['warm_s']:.2f} s ({result['warm_over_cold']:.3f} x cold, "
+          f"{result['warm_reused']} tables reused); a cold check at the same time {result['check_s']:.1f} s, same decisions: "
+          f"{result['check_same_decisions']}; peak RSS {result['peak_rss_mib']:.0f} MiB; JVM started: {result['jvm_started']}")
     write_json(args.json_out, result)
 
 
 def measure() -> dict:
-    from maintenance.catalogs import list_tables
+    from datetime import datetime, timezone
+
+    from maintenance.catalogs import get_catalog, list_tables
     from maintenance.config import load_config
     from maintenance.policy.loader import load_policies
     from maintenance.schedule.cycle import evaluate
+    from maintenance.schedule.kept import KeptEvaluations
     from maintenance.state.store import open_state
+    from maintenance.workload.fleet import FleetOptions, change_tables
 
     config = load_config(None)
     refs = list_tables(config)
     policies = load_policies(config.policies_dir)
     state = open_state(config)
-    times, due = [], 0
-    for _ in range(2):
-        started = time.perf_counter()
-        due = len(evaluate(config, state, None, policies).due)
-        times.append(time.perf_counter() - started)
+    kept = KeptEvaluations()
+    started = time.perf_counter()
+    cold = evaluate(config, state, None, policies, kept=kept)
+    cold_s = time.perf_counter() - started
+    started = time.perf_counter()
+    changed = change_tables(get_catalog(config, config.default_catalog), FleetOptions(tables=len(refs)), every=100)
+    change_s = time.perf_counter() - started
+    now = datetime.now(timezone.utc)
+    started = time.perf_counter()
+    warm = evaluate(config, state, None, policies, now=now, kept=kept)
+    warm_s = time.perf_counter() - started
+    reused = kept.reused
+    started = time.perf_counter()
+    fresh = evaluate(config, state, None, policies, now=now)
+    fresh_s = time.perf_counter() - started
+    decided = lambda evaluation: sorted((d.table, d.job, d.due) for d in evaluation.decisions)  # noqa: E731
     return {
         "tables": len(refs),
-        "first_s": times[0],
-        "first_ms_per_table": 1000 * times[0] / max(1, len(refs)),
-        "second_s": times[1],
-        "due": due,
+        "first_s": cold_s,
+        "first_ms_per_table": 1000 * cold_s / max(1, len(refs)),
+        "tables_changed": len(changed),
+        "change_s": change_s,
+        "warm_s": warm_s,
+        "warm_over_cold": warm_s / cold_s,
+        "warm_reused": reused,
+        "check_s": fresh_s,
+        "check_same_decisions": decided(warm) == decided(fresh),
+        "decisions": len(warm.decisions),
+        "due": len(warm.due),
+        "due_cold": len(cold.due),
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "jvm_started": "pyspark" in sys.modules,
     }

@@ -162,6 +162,26 @@ def list_tables(config: Config, *catalogs: str) -> list[TableRef]:
     return sorted(refs, key=str)
 
 
+def metadata_locations(config: Config, name: str) -> dict[str, str] | None:
+    """Every table's current metadata location (by `str(TableRef)`), in one query, where the
+    catalog keeps them in a table of its own (pyiceberg's SQL catalog); None for catalogs
+    that say it only by loading each table (Hive, REST)."""
+    from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
+    from sqlalchemy import select
+    from sqlalchemy.orm import Session
+
+    catalog = get_catalog(config, name)
+    if not isinstance(catalog, SqlCatalog):
+        return None
+    query = select(IcebergTables.table_namespace, IcebergTables.table_name, IcebergTables.metadata_location).where(IcebergTables.catalog_name == catalog.name)
+    try:
+        with Session(catalog.engine) as session:
+            rows = session.execute(query).all()
+    except (OSError, ConnectionError, SQLAlchemyError) as exc:
+        raise _catalog_error(name, exc) from exc
+    return {str(TableRef(name, tuple(namespace.split(".")), table)): location for namespace, table, location in rows if location}
+
+
 def _catalog_error(name: str, exc: BaseException) -> IcemaintError:
     """Unreachable is a failure that may pass (exit 1); a wrong role, database, password or
     database file is the configuration's (exit 2)."""

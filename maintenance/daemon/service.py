@@ -47,6 +47,7 @@ from maintenance.lease.keeper import revoke_all
 from maintenance.policy.loader import load_policies
 from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation, evaluate, run_decision
+from maintenance.schedule.kept import KeptEvaluations
 from maintenance.schedule.planner import Decision
 from maintenance.spark.errors import java_error_message
 from maintenance.spark.session import get_spark, spark_running, stop_spark
@@ -89,6 +90,7 @@ class Daemon:
         # The status page's cache: each successful evaluation is published to it, so the page
         # never evaluates while the daemon has evaluated (it does, in its own thread, before).
         self.status = StatusCache(config, ttl_s=self.settings.interval_s)
+        self.kept = KeptEvaluations()  # what each cycle saw of the tables that stay put (`schedule/kept.py`); the evaluation thread's alone
 
     # -- lifecycle ---------------------------------------------------------------------
     def run(self) -> int:
@@ -285,7 +287,8 @@ class Daemon:
             self.dependencies.down(POLICIES, f"{exc} (the previous policies stay in force)")
             causes.add(POLICIES)
         started = time.monotonic()
-        evaluation = evaluate(self.config, state, None, self.policies)
+        evaluation = evaluate(self.config, state, None, self.policies, kept=self.kept)
+        log.info("evaluated", tables=len(evaluation.health), reused=self.kept.reused, seconds=round(time.monotonic() - started, 3))
         for name in evaluation.catalogs_listed:
             self.dependencies.up(catalog(name))
             self.metrics.dependency_up.labels(catalog(name)).set(1)

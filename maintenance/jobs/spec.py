@@ -80,6 +80,7 @@ class JobSpec(Generic[OptionsT, PlanT]):
     estimate: Callable[[TableHealth], float]  # rough seconds, for `icemaint plan`
     formats: tuple[int, ...] = (1, 2)  # table format versions it handles; others are refused
     plans_from_metadata: bool = True  # False: planning touches storage (ORPHANS lists it)
+    plans_at_a_time: bool = False  # True: its plan depends on the time too, not only on the metadata (EXPIRE's retention)
     check_options: Callable[[OptionsT, bool], None] | None = None  # (options, dry_run): a UsageError if unfit
     check_table: Callable[[Table, OptionsT], None] | None = None  # (table, options): a UsageError if unfit for this table (command line)
     counters: Mapping[str, str] = field(default_factory=dict)  # the job's own counters and lists, described (shared ones: jobs/counters.py)

@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 import structlog
 from pyiceberg.table import Table
 
-from maintenance.catalogs import TableRef, list_tables, load_table
+from maintenance.catalogs import TableRef, list_tables, load_table, metadata_locations
 from maintenance.config import Config
 from maintenance.errors import IcemaintError, UsageError
 from maintenance.jobs import registry
@@ -26,13 +26,14 @@ from maintenance.jobs.spec import PlanInput, PreparedPlan, Progress, no_progress
 from maintenance.policy.loader import load_policies
 from maintenance.policy.model import JobPolicy, Policy
 from maintenance.policy.resolve import policy_for
+from maintenance.schedule.histories import HISTORY_LIMIT
+from maintenance.schedule.kept import Kept, KeptEvaluations
 from maintenance.schedule.planner import Decision, decide, rank
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.store import StateStore
 from maintenance.table.health import TableHealth, table_health
 
 log = structlog.get_logger(__name__)
-HISTORY_LIMIT = 50
 
 
 @dataclass
@@ -49,30 +50,39 @@ class Evaluation:
 
 
 def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = None, policies: list[Policy] | None = None,
-             now: datetime | None = None) -> Evaluation:
+             now: datetime | None = None, kept: KeptEvaluations | None = None) -> Evaluation:
     """Every table (or the named ones) against its policy: the one evaluation loop of the
     daemon, the status page, `plan`, `run` and the demo. A failing catalog is a problem of
     its tables, and a table that cannot be evaluated, for any reason (a bug included), a
     problem of that table, not of the cycle; a bad policy file stops everything (exit 2); so
-    does a state database that cannot be reached (no table can be decided without its history)."""
+    does a state database that cannot be reached (no table can be decided without its history).
+    `kept`: the daemon's evaluations from its previous cycle; a table whose metadata location
+    has not changed since is not read again (`schedule/kept.py`)."""
     policies = policies if policies is not None else load_policies(config.policies_dir)
     now = now or datetime.now(timezone.utc)
     result = Evaluation()
     decisions: list[Decision] = []
+    locations: dict[str, str] = {}
+    listing = refs is None
     if refs is None:
         refs = []
         for name in config.catalogs:
             try:
                 refs.extend(list_tables(config, name))
+                if kept is not None:
+                    locations.update(metadata_locations(config, name) or {})
                 result.catalogs_listed.append(name)
             except (UsageError, StateUnavailableError):
                 raise
             except IcemaintError as exc:
                 result.catalogs_failing[name] = result.problems[f"catalog {name}"] = str(exc)
                 log.warning("catalog not listed", catalog=name, error=str(exc))
+    if kept is not None:
+        kept.histories.refresh(state)
+        kept.reused = 0
     for ref in refs:
         try:
-            decisions.extend(evaluate_table(config, state, ref, policies, now, result))
+            decisions.extend(evaluate_table(config, state, ref, policies, now, result, kept=kept, metadata_location=locations.get(str(ref))))
         except (UsageError, StateUnavailableError):
             raise
         except IcemaintError as exc:
@@ -81,40 +91,86 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
         except Exception as exc:  # noqa: BLE001 (one table's unexpected failure is its row's problem; the log keeps the traceback)
             result.problems[str(ref)] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             log.exception("table not evaluated", table=str(ref))
+        if kept is not None and str(ref) in result.problems:
+            kept.forget(ref)
+    if kept is not None and listing:
+        kept.keep_only({str(ref) for ref in refs})
     result.decisions = rank(decisions)
     return result
 
 
 def evaluate_table(config: Config, state: StateStore, ref: TableRef, policies: list[Policy], now: datetime, into: Evaluation | None = None,
-                   table: Table | None = None, only_job: str | None = None) -> list[Decision]:
+                   table: Table | None = None, only_job: str | None = None, kept: KeptEvaluations | None = None,
+                   metadata_location: str | None = None) -> list[Decision]:
     """The table's decisions; every due job's plan is made now (`_prepared`), or with
     `only_job` only that job's (the re-check under one job's lease: planning every due job
-    there planned N due jobs about N² times per cycle)."""
-    table = table if table is not None else load_table(config, ref)
-    table_policy = policy_for(ref, dict(table.properties), policies)
-    if not table_policy.enabled or not table_policy.enabled_jobs():
+    there planned N due jobs about N² times per cycle). With `kept` (the daemon's), what the
+    previous cycle saw of the table stands while its metadata location (`metadata_location`,
+    when the catalog listed it, else the loaded table's) is the same (`schedule/kept.py`)."""
+    found = kept.get(ref, metadata_location) if kept is not None and table is None else None
+    if found is None:
+        table = table if table is not None else load_table(config, ref)
+        found = kept.get(ref, table.metadata_location) if kept is not None else None
+    properties = found.properties if found is not None else dict(table.properties)  # type: ignore[union-attr]
+    table_policy = policy_for(ref, properties, policies)
+    active = table_policy.enabled and bool(table_policy.enabled_jobs())
+    health = found.health_at(now.timestamp()) if found is not None else None
+    if found is None or (active and health is None):
+        table = table if table is not None else load_table(config, ref)
+        if found is not None and table.metadata_location != found.metadata_location:
+            return evaluate_table(config, state, ref, policies, now, into, table, only_job, kept)  # it moved meanwhile
+        health = table_health(str(ref), table, small_file_bytes=config.health.small_file_bytes, now_s=now.timestamp()) if active else None
+        found = Kept(table.metadata_location, properties, health, now.timestamp())
+    elif kept is not None:
+        kept.reused += 1
+    if kept is not None:
+        kept.keep(ref, found)
+    if not active:
         return decide(table_policy, None, [], now)  # no manifest is read for a table left alone
-    health = table_health(str(ref), table, small_file_bytes=config.health.small_file_bytes, now_s=now.timestamp())
+    assert health is not None
     if into is not None:
         into.health[str(ref)] = health
-    history = state.runs.list(table=str(ref), limit=HISTORY_LIMIT)
+    history = kept.histories.of(state, str(ref)) if kept is not None else state.runs.list(table=str(ref), limit=HISTORY_LIMIT)
     decisions = decide(table_policy, health, history, now)
-    inputs = PlanInput(ref, table, config, int(now.timestamp() * 1000))
-    return [_prepared(decision, inputs) if decision.due and only_job in (None, decision.job) else decision for decision in decisions]
+    chosen = [d for d in decisions if d.due and only_job in (None, d.job)]
+    for decision in chosen:
+        nothing = found.nothing_to_do.get(_plan_key(decision))
+        if nothing is not None:
+            _nothing_to_do(decision, nothing)
+    to_plan = [d for d in chosen if d.due and registry.job(d.job).plans_from_metadata]
+    if to_plan:
+        table = table if table is not None else load_table(config, ref)
+        if table.metadata_location != found.metadata_location:
+            return evaluate_table(config, state, ref, policies, now, into, table, only_job, kept)  # it moved since it was listed
+        inputs = PlanInput(ref, table, config, int(now.timestamp() * 1000))
+        for decision in to_plan:
+            nothing = _prepared(decision, inputs)
+            if nothing is not None and not registry.job(decision.job).plans_at_a_time:
+                found.nothing_to_do[_plan_key(decision)] = nothing
+    return decisions
 
 
-def _prepared(decision: Decision, inputs: PlanInput) -> Decision:
-    """A due job's plan, made now from the metadata already read; nothing to do: not due."""
+def _plan_key(decision: Decision) -> tuple[str, str]:
+    """A plan's key among a table's kept plans: the job and its policy's options."""
+    return decision.job, repr(decision.job_policy.options if decision.job_policy else None)
+
+
+def _prepared(decision: Decision, inputs: PlanInput) -> str | None:
+    """A due job's plan, made now from the metadata already read, in the decision; when the
+    plan has nothing to do, the job is not due, and this says why (the plan's words)."""
     spec = registry.job(decision.job)
-    if not spec.plans_from_metadata:
-        return decision
     options = spec.parse_options(decision.job_policy.options if decision.job_policy else None)
     plan = spec.plan(inputs, options)
     if plan.empty:
-        decision.due, decision.reason = False, f"nothing to do: {plan.nothing_to_do()} (fired: {decision.reason})"
-        return decision
+        nothing = plan.nothing_to_do()
+        _nothing_to_do(decision, nothing)
+        return nothing
     decision.prepared = PreparedPlan(inputs.table.metadata.current_snapshot_id, options, plan)
-    return decision
+    return None
+
+
+def _nothing_to_do(decision: Decision, nothing: str) -> None:
+    decision.due, decision.reason = False, f"nothing to do: {nothing} (fired: {decision.reason})"
 
 
 def still_due(config: Config, state: StateStore, ref: TableRef, decision: Decision, policies: list[Policy]) -> str | None:

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlalchemy import Engine, and_, delete, func, insert, select, update
+from sqlalchemy import Engine, and_, delete, func, insert, or_, select, update
 
 from maintenance.state.database import db_now_ms, unavailable_as_error
 from maintenance.state.schema import RunRow
@@ -114,6 +114,17 @@ class RunStore:
             query = query.where(runs.c.table_name == table)
         with unavailable_as_error(), self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())
+
+    def database_now_ms(self) -> int:
+        """The database's clock (every run's times are on it)."""
+        with unavailable_as_error(), self.engine.connect() as conn:
+            return int(conn.execute(select(self._now)).scalar_one())
+
+    def tables_with_runs_since(self, since_ms: int) -> set[str]:
+        """The tables with a run that started or ended at `since_ms` or later (database clock)."""
+        query = select(runs.c.table_name).where(or_(runs.c.started_at_ms >= since_ms, runs.c.ended_at_ms >= since_ms)).distinct()
+        with unavailable_as_error(), self.engine.connect() as conn:
+            return {r[0] for r in conn.execute(query).all()}
 
     def last_successes(self) -> dict[tuple[str, str], int]:
         """(table, job) -> when its newest `committed` or `noop` run ended (ms, database clock)."""

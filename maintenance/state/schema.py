@@ -53,4 +53,8 @@ class RunRow(Base):
     # it ends (where a failed run was); NULL for runs recorded before it.
     stage: Mapped[str | None] = mapped_column(Text, nullable=True)
 
-    __table_args__ = (Index("ix_icemaint_runs_table_started", "table_name", "started_at_ms"),)
+    __table_args__ = (
+        Index("ix_icemaint_runs_table_started", "table_name", "started_at_ms"),
+        Index("ix_icemaint_runs_started", "started_at_ms"),  # migration 0004: which tables' runs moved since a moment
+        Index("ix_icemaint_runs_ended", "ended_at_ms"),
+    )

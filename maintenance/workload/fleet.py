@@ -90,6 +90,19 @@ def make_fleet(catalog: Catalog, catalog_name: str, options: FleetOptions, progr
     return FleetResult(catalog_name, options.namespace, created, existing, commits, round(time.monotonic() - started, 3))
 
 
+def change_tables(catalog: Catalog, options: FleetOptions, every: int) -> list[str]:
+    """One more append to every `every`-th table of the fleet (a writer's commit: a new
+    metadata location); the names of the tables changed."""
+    changed = []
+    for index, name in enumerate(table_names(options)):
+        if index % every:
+            continue
+        table = catalog.load_table(f"{options.namespace}.{name}")
+        table.append(_rows(random.Random(f"{options.seed}:{name}:changed"), options.commits * options.rows, options))
+        changed.append(name)
+    return changed
+
+
 def _rows(rng: random.Random, start: int, options: FleetOptions) -> pa.Table:
     ids = list(range(start, start + options.rows))
     return pa.Table.from_pydict({

@@ -14,5 +14,6 @@ SPEC = JobSpec(
     run=run.run,
     estimate=run.estimate,
     formats=(1, 2, 3),
+    plans_at_a_time=True,  # which snapshots are old enough to go depends on the time
     counters=COUNTERS,
 )

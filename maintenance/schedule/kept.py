@@ -1,0 +1,82 @@
+"""What a daemon's evaluation of a table keeps for its next cycle, while the table stays put.
+
+A table's metadata file never changes once written, and it names everything evaluation
+reads: properties, snapshots, and through their manifest lists (immutable too) every
+manifest and file. So while the catalog names the same metadata location, the table's
+health, the properties its policy is chosen by, and the plans that found nothing to do are
+what they were, and evaluating it again reads nothing (no metadata file, no manifest).
+
+What can change with no new metadata, and is therefore never kept:
+- the time: the oldest snapshot's age moves with the clock (`Kept.health_at`), and
+  `planner.decide` reads the schedule (every, cron, quiet hours) and the backoff at `now`;
+- the run history (`histories.RunHistories` says which tables' runs moved);
+- the policies (chosen again from the kept properties every cycle);
+- a due job's plan: made again, from the table loaded then (a plan may hold many files,
+  and one may depend on the time: `JobSpec.plans_at_a_time`, EXPIRE's retention). Only a
+  plan's "nothing to do" is kept, for the jobs whose plans do not depend on the time,
+  keyed by their options.
+
+Where the metadata location comes from: the SQL catalog lists every table's in one query
+(`catalogs.metadata_locations`), so an unchanged table costs no read at all; other
+catalogs (Hive, REST) say it only by loading the table, so there the metadata file is read
+and its manifests are not. The kept evaluations live in the daemon's process: a one-off
+`icemaint plan` or `run` evaluates cold, and the re-check under a job's lease
+(`cycle.still_due`) never uses them. Bounded: the tables its catalogs list.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from maintenance.catalogs import TableRef
+from maintenance.schedule.histories import RunHistories
+from maintenance.table.health import TableHealth
+
+
+@dataclass
+class Kept:
+    """One table as its last evaluation saw it."""
+
+    metadata_location: str
+    properties: dict[str, str]
+    health: TableHealth | None  # None: its policy left it alone, so no manifest was read
+    measured_at_s: float  # when `health` was measured (its oldest snapshot's age is as of then)
+    nothing_to_do: dict[tuple[str, str], str] = field(default_factory=dict)  # (job, its options' repr) -> the plan's reason
+
+    def health_at(self, now_s: float) -> TableHealth | None:
+        """The kept health as it is at `now_s`: only the oldest snapshot's age moved."""
+        if self.health is None or self.health.oldest_snapshot_age_s is None:
+            return self.health
+        return dataclasses.replace(self.health, oldest_snapshot_age_s=round(self.health.oldest_snapshot_age_s + now_s - self.measured_at_s, 3))
+
+
+class KeptEvaluations:
+    """The daemon's kept evaluations (by table) and run histories, from one cycle to the next."""
+
+    def __init__(self) -> None:
+        self._tables: dict[str, Kept] = {}
+        self.histories = RunHistories()
+        self.reused = 0  # tables of the last cycle evaluated from what was kept (for logs and the bench)
+
+    def get(self, ref: TableRef, metadata_location: str | None) -> Kept | None:
+        """What was kept of the table, if it was kept at this very metadata location."""
+        found = self._tables.get(str(ref))
+        if found is None or metadata_location is None or found.metadata_location != metadata_location:
+            return None
+        return found
+
+    def keep(self, ref: TableRef, kept: Kept) -> None:
+        self._tables[str(ref)] = kept
+
+    def forget(self, ref: TableRef) -> None:
+        self._tables.pop(str(ref), None)
+
+    def keep_only(self, tables: set[str]) -> None:
+        """Forget every table not listed this cycle (dropped, or its catalog gone)."""
+        for table in [t for t in self._tables if t not in tables]:
+            del self._tables[table]
+        self.histories.keep_only(tables)
+
+    def __len__(self) -> int:
+        return len(self._tables)
