@@ -12,6 +12,11 @@ table, policies, run history, ranking; SQL catalog on SQLite, the local disk):
 - check: a cold evaluation at the warm cycle's very time, nothing kept; its decisions must
   be the warm cycle's (table, job, due), every one;
 and the process's peak RSS (it holds the kept evaluations of every table).
+
+Then daemons sharing the fleet (`maintenance/daemon/share.py`) on PostgreSQL state (a
+database of its own, `--postgres`, made afresh): one evaluating process alone, then two at
+once, each a member taking its share; a cycle of two is the slower one's time; every table
+must be evaluated by exactly one of the two.
 """
 
 from __future__ import annotations
@@ -33,10 +38,16 @@ def main() -> None:
     parser.add_argument("--tables", type=int, default=10_000)
     parser.add_argument("--home", help="where the fleet is (made when missing); default a new temporary folder")
     parser.add_argument("--measure", action="store_true", help=argparse.SUPPRESS)  # the measuring process
+    parser.add_argument("--postgres", default="postgresql+psycopg://postgres@127.0.0.1:5432/icemaint_bench_fleet",
+                        help="the state database the sharing daemons use (dropped and made again)")
+    parser.add_argument("--share-of", type=int, help=argparse.SUPPRESS)  # a sharing process, one of this many
     parser.add_argument("--json-out")
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure()))
+        return
+    if args.share_of:
+        print(json.dumps(measure_share(args.postgres, args.share_of)))
         return
     os.environ["ICEMAINT_HOME"] = args.home or tempfile.mkdtemp(prefix="icemaint-bench-fleet-")
     from maintenance.catalogs import get_catalog
@@ -47,6 +58,7 @@ def main() -> None:
     made = make_fleet(get_catalog(config, config.default_catalog), config.default_catalog, FleetOptions(tables=args.tables))
     out = subprocess.run([sys.executable, __file__, "--measure"], capture_output=True, text=True, env=os.environ, check=True)
     result = {**json.loads(out.stdout.strip().splitlines()[-1]), "generate_s": made.seconds, "tables_created": made.tables_created}
+    result.update(shared(args.postgres))
     print(f"{result['tables']} tables: cold cycle {result['first_s']:.1f} s ({result['first_ms_per_table']:.1f} ms a table); "
           f"warm cycle, {result['tables_changed']} changed, {result['warm_s']:.2f} s ({result['warm_over_cold']:.3f} x cold, "
           f"{result['warm_reused']} tables reused); a cold check at the same time {result['check_s']:.1f} s, same decisions: "
@@ -102,6 +114,56 @@ def measure() -> dict:
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "jvm_started": "pyspark" in sys.modules,
     }
+
+
+def shared(url: str) -> dict:
+    """One sharing process alone, then two at once, on a fresh PostgreSQL state database."""
+    from sqlalchemy import create_engine, make_url, text
+
+    server = create_engine(make_url(url).set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with server.connect() as conn:
+        conn.execute(text(f"DROP DATABASE IF EXISTS {make_url(url).database}"))
+        conn.execute(text(f"CREATE DATABASE {make_url(url).database}"))
+    server.dispose()
+    runs = {}
+    for members in (1, 2):
+        started = [subprocess.Popen([sys.executable, __file__, "--share-of", str(members), "--postgres", url], stdout=subprocess.PIPE, text=True,
+                                    env=os.environ) for _ in range(members)]
+        runs[members] = [json.loads(p.communicate()[0].strip().splitlines()[-1]) for p in started]
+    alone, pair = runs[1][0], runs[2]
+    both = [t for r in pair for t in r["tables"]]
+    return {"shared_one_s": alone["seconds"], "shared_two_s": max(r["seconds"] for r in pair), "shared_two_each": [r["seconds"] for r in pair],
+            "shared_two_tables": [len(r["tables"]) for r in pair], "shared_every_table_once": sorted(both) == sorted(alone["tables"]),
+            "shared_two_over_one": max(r["seconds"] for r in pair) / alone["seconds"]}
+
+
+def measure_share(url: str, members: int) -> dict:
+    """A daemon's cold cycle over its share, once `members` daemons are members."""
+    import dataclasses
+
+    from maintenance.config import load_config
+    from maintenance.daemon.share import Membership
+    from maintenance.policy.loader import load_policies
+    from maintenance.schedule.cycle import evaluate
+    from maintenance.state.leases import new_holder_id
+    from maintenance.state.store import open_state
+
+    config = dataclasses.replace(load_config(None), state_url=url)
+    state = open_state(config)
+    policies = load_policies(config.policies_dir)
+    membership = Membership(new_holder_id("bench"), ttl_s=600)
+    deadline = time.monotonic() + 60
+    while (share := membership.share(state)).members < members and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1.0)  # the other has seen both members too
+    share = membership.share(state)
+    started = time.perf_counter()
+    evaluation = evaluate(config, state, None, policies, share=share.holds)
+    seconds = time.perf_counter() - started
+    tables = sorted({d.table for d in evaluation.decisions} | set(evaluation.problems))
+    time.sleep(2.0)  # stay a member until the other is surely done choosing its share
+    membership.leave(state)
+    return {"seconds": seconds, "members": share.members, "tables": tables}
 
 
 if __name__ == "__main__":

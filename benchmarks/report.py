@@ -253,7 +253,11 @@ def fleet_section(f: dict, options: list[str]) -> list[str]:
         [["cold cycle", f"{f['first_s']:.1f} s ({f['first_ms_per_table']:.1f} ms a table)"],
          ["warm cycle (1% changed)", f"{f['warm_s']:.2f} s: **{f['warm_over_cold']:.3f}** x cold; {f['warm_reused']:,} tables reused"],
          ["cold check at the warm cycle's time", f"{f['check_s']:.1f} s; same decisions: {f['check_same_decisions']} ({f['decisions']:,} decisions)"],
-         ["jobs due", f"{f['due']:,}"], ["peak RSS of the process (every table's evaluation kept)", f"{f['peak_rss_mib']:.0f} MiB"]],
+         ["jobs due", f"{f['due']:,}"], ["peak RSS of the process (every table's evaluation kept)", f"{f['peak_rss_mib']:.0f} MiB"],
+         ["sharing daemons, PostgreSQL state: one alone, cold cycle", f"{f['shared_one_s']:.1f} s"],
+         ["two at once, each its share (`maintenance/daemon/share.py`)",
+          f"{f['shared_two_s']:.1f} s (the slower; {' and '.join(f'{n:,}' for n in f['shared_two_tables'])} tables): **{f['shared_two_over_one']:.2f}** x one; "
+          f"every table evaluated exactly once: {f['shared_every_table_once']}"]],
     )
 
 

@@ -42,6 +42,7 @@ from maintenance.config import Config
 from maintenance.daemon.health import POLICIES, SPARK, STATE, Dependencies, catalog
 from maintenance.daemon.http import serve
 from maintenance.daemon.metrics import DaemonMetrics
+from maintenance.daemon.share import Membership
 from maintenance.errors import EXIT_OK, ConfigError, IcemaintError
 from maintenance.lease.keeper import revoke_all
 from maintenance.policy.loader import load_policies
@@ -91,6 +92,7 @@ class Daemon:
         # never evaluates while the daemon has evaluated (it does, in its own thread, before).
         self.status = StatusCache(config, ttl_s=self.settings.interval_s)
         self.kept = KeptEvaluations()  # what each cycle saw of the tables that stay put (`schedule/kept.py`); the evaluation thread's alone
+        self.membership = Membership(self.holder, config.leases.ttl_seconds)  # this daemon's share of the fleet (`daemon/share.py`)
 
     # -- lifecycle ---------------------------------------------------------------------
     def run(self) -> int:
@@ -118,12 +120,21 @@ class Daemon:
         log.info("daemon stopping: no new work", running=sorted(self.running))
         scheduler.shutdown(wait=True)  # an evaluation in progress dispatches nothing more
         self._drain()
+        self._leave_the_fleet()
         if spark_running():
             stop_spark()
         if server is not None:
             server.shutdown()
         log.info("daemon stopped")
         return EXIT_OK
+
+    def _leave_the_fleet(self) -> None:
+        """Give this daemon's share back as it stops (if the database is away, its membership
+        expires by itself within one lease TTL)."""
+        try:
+            self.membership.leave(open_state(self.config))
+        except IcemaintError as exc:
+            log.warning("daemon membership not released; it expires by itself", error=str(exc))
 
     def _refuse_misconfigured_state(self) -> None:
         """Exit 2 in one line (the CLI's, without a traceback) when the state database is
@@ -287,8 +298,10 @@ class Daemon:
             self.dependencies.down(POLICIES, f"{exc} (the previous policies stay in force)")
             causes.add(POLICIES)
         started = time.monotonic()
-        evaluation = evaluate(self.config, state, None, self.policies, kept=self.kept)
-        log.info("evaluated", tables=len(evaluation.health), reused=self.kept.reused, seconds=round(time.monotonic() - started, 3))
+        share = self.membership.share(state)
+        evaluation = evaluate(self.config, state, None, self.policies, kept=self.kept, share=share.holds)
+        log.info("evaluated", tables=len(evaluation.health), reused=self.kept.reused, share=f"{share.rank + 1} of {share.members}",
+                 seconds=round(time.monotonic() - started, 3))
         for name in evaluation.catalogs_listed:
             self.dependencies.up(catalog(name))
             self.metrics.dependency_up.labels(catalog(name)).set(1)

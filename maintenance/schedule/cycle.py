@@ -10,6 +10,7 @@ starts with the first job that runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -50,14 +51,15 @@ class Evaluation:
 
 
 def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = None, policies: list[Policy] | None = None,
-             now: datetime | None = None, kept: KeptEvaluations | None = None) -> Evaluation:
+             now: datetime | None = None, kept: KeptEvaluations | None = None, share: Callable[[TableRef], bool] | None = None) -> Evaluation:
     """Every table (or the named ones) against its policy: the one evaluation loop of the
     daemon, the status page, `plan`, `run` and the demo. A failing catalog is a problem of
     its tables, and a table that cannot be evaluated, for any reason (a bug included), a
     problem of that table, not of the cycle; a bad policy file stops everything (exit 2); so
     does a state database that cannot be reached (no table can be decided without its history).
     `kept`: the daemon's evaluations from its previous cycle; a table whose metadata location
-    has not changed since is not read again (`schedule/kept.py`)."""
+    has not changed since is not read again (`schedule/kept.py`). `share`: the listed tables
+    this daemon evaluates, when several share the fleet (`daemon/share.py`)."""
     policies = policies if policies is not None else load_policies(config.policies_dir)
     now = now or datetime.now(timezone.utc)
     result = Evaluation()
@@ -77,6 +79,8 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
             except IcemaintError as exc:
                 result.catalogs_failing[name] = result.problems[f"catalog {name}"] = str(exc)
                 log.warning("catalog not listed", catalog=name, error=str(exc))
+    if listing and share is not None:
+        refs = [ref for ref in refs if share(ref)]
     if kept is not None:
         kept.histories.refresh(state)
         kept.reused = 0

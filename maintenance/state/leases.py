@@ -159,8 +159,9 @@ class LeaseStore:
         states = self._states(leases.c.table_name == table)
         return states[0] if states else None
 
-    def list(self) -> list[LeaseState]:
-        return self._states(None)
+    def list(self, prefix: str | None = None) -> list[LeaseState]:
+        """Every lease row, or those whose name starts with `prefix`."""
+        return self._states(None if prefix is None else leases.c.table_name.startswith(prefix, autoescape=True))
 
     def forget(self, table: str) -> None:
         """Drop an expired lease's row (tests and table drops); a held or force-released one
