@@ -4,10 +4,18 @@ others within one lease TTL."""
 
 from __future__ import annotations
 
+import os
+import signal
 import time
+from pathlib import Path
 
+from maintenance.catalogs import get_catalog
+from maintenance.config import parse_config
 from maintenance.daemon.share import PREFIX, Membership, Share
 from maintenance.state.store import StateStore
+from maintenance.workload.fleet import FleetOptions, make_fleet
+from tests.conftest import new_state_url
+from tests.support.daemon import free_port, metric, start_daemon, stop_daemon, wait_for
 
 
 def _tables(n: int) -> list[str]:
@@ -39,3 +47,45 @@ def test_a_daemon_whose_membership_lapsed_takes_it_again(state: StateStore) -> N
     again = member.share(state)
     assert again.members >= 1 and any(lease.held for lease in state.leases.list(prefix=PREFIX + member.holder))
     member.leave(state)
+
+
+def test_two_daemon_processes_split_the_fleet_and_one_takes_all_once_the_other_is_killed(tmp_path: Path) -> None:
+    """Real daemons on PostgreSQL over a fleet of 40 tables (no job is due: no Spark): each
+    evaluates its share; after kill -9 of one, the other evaluates every table within the
+    lease TTL (4 s) and an interval."""
+    home = tmp_path / "home"
+    config = parse_config({"home": str(home)}, source="tests", base_dir=tmp_path)
+    make_fleet(get_catalog(config, config.default_catalog), config.default_catalog, FleetOptions(tables=40, commits=1, rows=10))
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "p.yaml").write_text("name: p\njobs:\n  compact:\n    when: {data_files: 100000}\n")
+    for state_url in new_state_url("postgresql", tmp_path):
+        ports, logs, processes = [], [], []
+        for name in ("a", "b"):
+            port = free_port()
+            path = tmp_path / f"{name}.yaml"
+            path.write_text(f"home: {home}\nstate:\n  url: {state_url}\npolicies: {tmp_path / 'policies'}\nleases:\n  ttl_seconds: 4\n"
+                            f"daemon:\n  interval: 1s\n  metrics_port: {port}\n")
+            ports.append(port)
+            logs.append(tmp_path / f"{name}.log")
+            processes.append(start_daemon(path, logs[-1]))
+
+        def evaluated(port: int) -> float:
+            try:
+                return metric(port, "icemaint_tables_evaluated")
+            except OSError:  # not listening yet
+                return 0.0
+
+        try:
+            wait_for(lambda: all(0 < evaluated(p) < 40 for p in ports) and sum(evaluated(p) for p in ports) == 40, 60,
+                     "two daemons each evaluating their share of 40 tables", logs)
+            os.kill(processes[1].pid, signal.SIGKILL)  # no JVM: the daemon is one process
+            processes[1].wait(timeout=30)
+            killed_at = time.monotonic()
+            wait_for(lambda: evaluated(ports[0]) == 40, 30, "the survivor to evaluate every table", logs)
+            assert time.monotonic() - killed_at < 4 + 1 + 5  # the TTL, an interval, and a cycle's own time
+        finally:
+            if processes[1].poll() is None:
+                processes[1].kill()
+            codes = [stop_daemon(processes[0], logs[0])]
+        assert codes == [0]
+        assert "of 2" in logs[0].read_text()  # it held a share of two
