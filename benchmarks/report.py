@@ -244,7 +244,8 @@ def fleet_section(f: dict, options: list[str]) -> list[str]:
     return section(
         "fleet",
         f"{f['tables']:,} small tables made by `icemaint workload fleet` (pyiceberg appends, no Spark: 3 commits of 100 rows in 2 partitions each; "
-        f"made in {f['generate_s']:.0f} s; SQL catalog on SQLite, local disk), evaluated as the daemon evaluates, in a fresh process that never "
+        f"{'made in ' + format(f['generate_s'], '.0f') + ' s' if f['tables_created'] else 'made before this run, which found them'}; "
+        f"SQL catalog on SQLite, local disk), evaluated as the daemon evaluates, in a fresh process that never "
         f"starts a JVM (`benchmarks/fleet.py {' '.join(options)}`; JVM started: {f['jvm_started']}): a cold cycle, then {f['tables_changed']:,} "
         "tables (one in 100) get one more commit, then a warm cycle, which reads again only the tables whose metadata location moved "
         "(`maintenance/schedule/kept.py`) and the run histories of tables whose runs moved (`maintenance/schedule/histories.py`). Then a "
