@@ -13,7 +13,7 @@ table, policies, run history, ranking; SQL catalog on SQLite, the local disk):
   be the warm cycle's (table, job, due), every one;
 and the process's peak RSS (it holds the kept evaluations of every table).
 
-Then daemons sharing the fleet (`maintenance/daemon/share.py`) on PostgreSQL state (a
+Then daemons sharing the fleet (`maintenance/schedule/share.py`) on PostgreSQL state (a
 database of its own, `--postgres`, made afresh): one evaluating process alone, then two at
 once, each a member taking its share; a cycle of two is the slower one's time; every table
 must be evaluated by exactly one of the two.
@@ -142,9 +142,9 @@ def measure_share(url: str, members: int) -> dict:
     import dataclasses
 
     from maintenance.config import load_config
-    from maintenance.daemon.share import Membership
     from maintenance.policy.loader import load_policies
     from maintenance.schedule.cycle import evaluate
+    from maintenance.schedule.share import Membership
     from maintenance.state.leases import new_holder_id
     from maintenance.state.store import open_state
 
@@ -152,14 +152,15 @@ def measure_share(url: str, members: int) -> dict:
     state = open_state(config)
     policies = load_policies(config.policies_dir)
     membership = Membership(new_holder_id("bench"), ttl_s=600)
+    catalogs = [config.default_catalog]
     deadline = time.monotonic() + 60
-    while (share := membership.share(state)).members < members and time.monotonic() < deadline:
+    while membership.shares(state, catalogs)[config.default_catalog].members < members and time.monotonic() < deadline:
         time.sleep(0.2)
     time.sleep(1.0)  # the other has seen both members too
-    share = membership.share(state)
     started = time.perf_counter()
-    evaluation = evaluate(config, state, None, policies, share=share.holds)
+    evaluation = evaluate(config, state, None, policies, membership=membership)
     seconds = time.perf_counter() - started
+    share = evaluation.shares[config.default_catalog]
     tables = sorted({d.table for d in evaluation.decisions} | set(evaluation.problems))
     time.sleep(2.0)  # stay a member until the other is surely done choosing its share
     membership.leave(state)

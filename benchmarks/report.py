@@ -256,7 +256,7 @@ def fleet_section(f: dict, options: list[str]) -> list[str]:
          ["cold check at the warm cycle's time", f"{f['check_s']:.1f} s; same decisions: {f['check_same_decisions']} ({f['decisions']:,} decisions)"],
          ["jobs due", f"{f['due']:,}"], ["peak RSS of the process (every table's evaluation kept)", f"{f['peak_rss_mib']:.0f} MiB"],
          ["sharing daemons, PostgreSQL state: one alone, cold cycle", f"{f['shared_one_s']:.1f} s"],
-         ["two at once, each its share (`maintenance/daemon/share.py`)",
+         ["two at once, each its share (`maintenance/schedule/share.py`)",
           f"{f['shared_two_s']:.1f} s (the slower; {' and '.join(f'{n:,}' for n in f['shared_two_tables'])} tables): **{f['shared_two_over_one']:.2f}** x one; "
           f"every table evaluated exactly once: {f['shared_every_table_once']}"]],
     )

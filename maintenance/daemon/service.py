@@ -42,7 +42,6 @@ from maintenance.config import Config
 from maintenance.daemon.health import POLICIES, SPARK, STATE, Dependencies, catalog
 from maintenance.daemon.http import serve
 from maintenance.daemon.metrics import DaemonMetrics
-from maintenance.daemon.share import Membership
 from maintenance.errors import EXIT_OK, ConfigError, IcemaintError
 from maintenance.lease.keeper import revoke_all
 from maintenance.policy.loader import load_policies
@@ -50,6 +49,7 @@ from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation, evaluate, run_decision
 from maintenance.schedule.kept import KeptEvaluations
 from maintenance.schedule.planner import Decision
+from maintenance.schedule.share import Membership
 from maintenance.spark.errors import java_error_message
 from maintenance.spark.session import get_spark, spark_running, stop_spark
 from maintenance.state.database import StateUnavailableError
@@ -92,7 +92,8 @@ class Daemon:
         # never evaluates while the daemon has evaluated (it does, in its own thread, before).
         self.status = StatusCache(config, ttl_s=self.settings.interval_s)
         self.kept = KeptEvaluations()  # what each cycle saw of the tables that stay put (`schedule/kept.py`); the evaluation thread's alone
-        self.membership = Membership(self.holder, config.leases.ttl_seconds)  # this daemon's share of the fleet (`daemon/share.py`)
+        # this daemon's share of the fleet (`schedule/share.py`)
+        self.membership = Membership(self.holder, Membership.ttl_for(config.leases.ttl_seconds, self.settings.interval_s))
 
     # -- lifecycle ---------------------------------------------------------------------
     def run(self) -> int:
@@ -298,10 +299,10 @@ class Daemon:
             self.dependencies.down(POLICIES, f"{exc} (the previous policies stay in force)")
             causes.add(POLICIES)
         started = time.monotonic()
-        share = self.membership.share(state)
-        evaluation = evaluate(self.config, state, None, self.policies, kept=self.kept, share=share.holds)
-        log.info("evaluated", tables=len(evaluation.health), reused=self.kept.reused, share=f"{share.rank + 1} of {share.members}",
-                 seconds=round(time.monotonic() - started, 3))
+        evaluation = evaluate(self.config, state, None, self.policies, kept=self.kept, membership=self.membership)
+        self.membership.renew(state)
+        log.info("evaluated", tables=len(evaluation.health), reused=self.kept.reused, seconds=round(time.monotonic() - started, 3),
+                 share=", ".join(f"{name} {s.rank + 1} of {s.members}" for name, s in sorted(evaluation.shares.items())))
         for name in evaluation.catalogs_listed:
             self.dependencies.up(catalog(name))
             self.metrics.dependency_up.labels(catalog(name)).set(1)

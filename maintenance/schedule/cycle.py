@@ -10,7 +10,6 @@ starts with the first job that runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -30,6 +29,7 @@ from maintenance.policy.resolve import policy_for
 from maintenance.schedule.histories import HISTORY_LIMIT
 from maintenance.schedule.kept import Kept, KeptEvaluations
 from maintenance.schedule.planner import Decision, decide, rank
+from maintenance.schedule.share import Membership, Share
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.store import StateStore
 from maintenance.table.health import TableHealth, table_health
@@ -44,6 +44,7 @@ class Evaluation:
     problems: dict[str, str] = field(default_factory=dict)  # table -> why it could not be evaluated
     catalogs_failing: dict[str, str] = field(default_factory=dict)  # catalog -> why its tables could not be listed
     catalogs_listed: list[str] = field(default_factory=list)
+    shares: dict[str, Share] = field(default_factory=dict)  # catalog -> this daemon's share of it (several daemons)
 
     @property
     def due(self) -> list[Decision]:
@@ -51,15 +52,16 @@ class Evaluation:
 
 
 def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = None, policies: list[Policy] | None = None,
-             now: datetime | None = None, kept: KeptEvaluations | None = None, share: Callable[[TableRef], bool] | None = None) -> Evaluation:
+             now: datetime | None = None, kept: KeptEvaluations | None = None, membership: Membership | None = None) -> Evaluation:
     """Every table (or the named ones) against its policy: the one evaluation loop of the
     daemon, the status page, `plan`, `run` and the demo. A failing catalog is a problem of
     its tables, and a table that cannot be evaluated, for any reason (a bug included), a
     problem of that table, not of the cycle; a bad policy file stops everything (exit 2); so
     does a state database that cannot be reached (no table can be decided without its history).
     `kept`: the daemon's evaluations from its previous cycle; a table whose metadata location
-    has not changed since is not read again (`schedule/kept.py`). `share`: the listed tables
-    this daemon evaluates, when several share the fleet (`daemon/share.py`)."""
+    has not changed since is not read again (`schedule/kept.py`). `membership`: the daemon's,
+    when several share the fleet: only its share of each listed catalog is evaluated
+    (`schedule/share.py`)."""
     policies = policies if policies is not None else load_policies(config.policies_dir)
     now = now or datetime.now(timezone.utc)
     result = Evaluation()
@@ -79,8 +81,9 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
             except IcemaintError as exc:
                 result.catalogs_failing[name] = result.problems[f"catalog {name}"] = str(exc)
                 log.warning("catalog not listed", catalog=name, error=str(exc))
-    if listing and share is not None:
-        refs = [ref for ref in refs if share(ref)]
+    if listing and membership is not None:
+        result.shares = membership.shares(state, result.catalogs_listed)
+        refs = [ref for ref in refs if result.shares[ref.catalog].holds(ref)]
     if kept is not None:
         kept.histories.refresh(state)
         kept.reused = 0
@@ -124,7 +127,8 @@ def evaluate_table(config: Config, state: StateStore, ref: TableRef, policies: l
         if found is not None and table.metadata_location != found.metadata_location:
             return evaluate_table(config, state, ref, policies, now, into, table, only_job, kept)  # it moved meanwhile
         health = table_health(str(ref), table, small_file_bytes=config.health.small_file_bytes, now_s=now.timestamp()) if active else None
-        found = Kept(table.metadata_location, properties, health, now.timestamp())
+        snapshots = table.metadata.snapshots
+        found = Kept(table.metadata_location, properties, health, min(s.timestamp_ms for s in snapshots) if snapshots else None)
     elif kept is not None:
         kept.reused += 1
     if kept is not None:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 
 from maintenance.catalogs import TableRef
 from maintenance.schedule.histories import RunHistories
-from maintenance.table.health import TableHealth
+from maintenance.table.health import TableHealth, oldest_snapshot_age_s
 
 
 @dataclass
@@ -41,14 +41,14 @@ class Kept:
     metadata_location: str
     properties: dict[str, str]
     health: TableHealth | None  # None: its policy left it alone, so no manifest was read
-    measured_at_s: float  # when `health` was measured (its oldest snapshot's age is as of then)
+    oldest_snapshot_ms: int | None  # its oldest snapshot's time: its age at any moment, rounded once as `table_health` does
     nothing_to_do: dict[tuple[str, str], str] = field(default_factory=dict)  # (job, its options' repr) -> the plan's reason
 
     def health_at(self, now_s: float) -> TableHealth | None:
         """The kept health as it is at `now_s`: only the oldest snapshot's age moved."""
-        if self.health is None or self.health.oldest_snapshot_age_s is None:
+        if self.health is None or self.oldest_snapshot_ms is None:
             return self.health
-        return dataclasses.replace(self.health, oldest_snapshot_age_s=round(self.health.oldest_snapshot_age_s + now_s - self.measured_at_s, 3))
+        return dataclasses.replace(self.health, oldest_snapshot_age_s=oldest_snapshot_age_s(self.oldest_snapshot_ms, now_s))
 
 
 class KeptEvaluations:
@@ -67,6 +67,9 @@ class KeptEvaluations:
         return found
 
     def keep(self, ref: TableRef, kept: Kept) -> None:
+        previous = self._tables.get(str(ref))
+        if previous is not None and previous.metadata_location != kept.metadata_location:
+            self.histories.forget(str(ref))  # moved: perhaps a new table under the old name
         self._tables[str(ref)] = kept
 
     def forget(self, ref: TableRef) -> None:

@@ -126,3 +126,35 @@ def test_runs_recorded_since_the_last_cycle_are_seen_by_the_next(tmp_path: Path,
     assert {d.table for d in warm.due} == {str(idle)}
     (decision,) = [d for d in warm.decisions if d.table == str(ran)]
     assert decision.reason.startswith("ran ") and "every 86400s" in decision.reason
+
+
+def test_a_table_recreated_with_its_runs_forgotten_is_decided_on_no_run(tmp_path: Path) -> None:
+    """What the demo does: drop the table, make it again, forget its runs. Deleted rows change
+    no run's time; the new metadata location has its history read again."""
+    config, (ref, _) = _fleet(tmp_path, 2)
+    policies = _policies(tmp_path, "  orphans:\n    every: 1d\n")
+    state = open_state(config)
+    state.runs.start(f"r-{tmp_path.name}", str(ref), "orphans", holder_id="test", lease_epoch=1)
+    state.runs.finish(f"r-{tmp_path.name}", "committed")
+    kept = KeptEvaluations()
+    assert [d.due for d in evaluate(config, state, None, policies, kept=kept).decisions if d.table == str(ref)] == [False]
+    catalog = get_catalog(config, config.default_catalog)
+    catalog.drop_table(ref.identifier)
+    make_fleet(catalog, config.default_catalog, FleetOptions(tables=2, commits=2, rows=20))
+    assert state.runs.forget(str(ref)) == 1
+    now = datetime.now(timezone.utc)
+    assert _decided(evaluate(config, state, None, policies, now=now, kept=kept)) == _decided(evaluate(config, state, None, policies, now=now))
+
+
+def test_the_kept_age_is_rounded_once_as_a_fresh_one_so_a_trigger_at_its_threshold_agrees(tmp_path: Path) -> None:
+    config, (ref,) = _fleet(tmp_path, 1)
+    policies = _policies(tmp_path, "  orphans:\n    when: {oldest_snapshot_age: 5d}\n")
+    state = open_state(config)
+    oldest_s = min(s.timestamp_ms for s in load_table(config, ref).metadata.snapshots) / 1000
+    kept = KeptEvaluations()
+    evaluate(config, state, None, policies, now=datetime.fromtimestamp(oldest_s + 10.0004, timezone.utc), kept=kept)  # kept at 10.0 s
+    now = datetime.fromtimestamp(oldest_s + 5 * 86400 - 0.0004, timezone.utc)  # fresh: round(431999.9996, 3) = 432000.0
+    warm = evaluate(config, state, None, policies, now=now, kept=kept)
+    cold = evaluate(config, state, None, policies, now=now)
+    assert kept.reused == 1 and warm.health[str(ref)].oldest_snapshot_age_s == cold.health[str(ref)].oldest_snapshot_age_s
+    assert _decided(warm) == _decided(cold)

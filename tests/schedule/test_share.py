@@ -1,6 +1,6 @@
-"""Daemons on one state database share the fleet (maintenance/daemon/share.py): each table is
-held by exactly one live daemon, and a daemon that stops renewing loses its share to the
-others within one lease TTL."""
+"""Daemons on one state database share the fleet (maintenance/schedule/share.py): each table is
+held by exactly one live daemon that lists its catalog, and a daemon that stops renewing
+loses its share to the others within one lease TTL."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from maintenance.catalogs import get_catalog
 from maintenance.config import parse_config
-from maintenance.daemon.share import PREFIX, Membership, Share
+from maintenance.schedule.share import PREFIX, Membership, Share
 from maintenance.state.store import StateStore
 from maintenance.workload.fleet import FleetOptions, make_fleet
 from tests.conftest import new_state_url
@@ -24,28 +24,40 @@ def _tables(n: int) -> list[str]:
 
 def test_two_daemons_hold_every_table_exactly_once_and_one_that_dies_loses_its_share(state: StateStore) -> None:
     first, second = Membership(f"daemon@a:{time.time_ns()}", ttl_s=1.5), Membership(f"daemon@b:{time.time_ns()}", ttl_s=1.5)
-    assert first.share(state) == Share(0, 1)  # alone
-    shares = [second.share(state), first.share(state)]
+    assert first.shares(state, ["local"]) == {"local": Share(0, 1)}  # alone
+    shares = [second.shares(state, ["local"])["local"], first.shares(state, ["local"])["local"]]
     assert sorted((s.rank, s.members) for s in shares) == [(0, 2), (1, 2)]
     held = [[t for t in _tables(400) if s.holds(t)] for s in shares]
     assert sorted(held[0] + held[1]) == _tables(400) and not set(held[0]) & set(held[1])
     assert all(120 < len(h) < 280 for h in held)  # about half each
 
     time.sleep(1.7)  # the second stops renewing (killed): its membership expires
-    alone = first.share(state)
+    alone = first.shares(state, ["local"])["local"]
     assert alone.members == 1 and all(alone.holds(t) for t in _tables(400))
-    assert [lease.table for lease in state.leases.list(prefix=PREFIX) if lease.table.endswith(second.holder)] == []  # its row went too
+    assert [lease for lease in state.leases.list(prefix=PREFIX) if lease.holder == second.holder] == []  # its row went too
 
     first.leave(state)
-    assert [lease for lease in state.leases.list(prefix=PREFIX) if lease.table.endswith(first.holder)] == []
+    assert [lease for lease in state.leases.list(prefix=PREFIX) if lease.holder == first.holder] == []
 
 
-def test_a_daemon_whose_membership_lapsed_takes_it_again(state: StateStore) -> None:
+def test_a_daemon_that_cannot_list_a_catalog_takes_no_share_of_it(state: StateStore) -> None:
+    both, one = Membership(f"daemon@d:{time.time_ns()}", ttl_s=30), Membership(f"daemon@e:{time.time_ns()}", ttl_s=30)
+    both.shares(state, ["cat_a", "cat_b"])
+    one.shares(state, ["cat_a", "cat_b"])
+    one.shares(state, ["cat_a"])  # cat_b fails to list for it: it gives its membership of cat_b back
+    seen = both.shares(state, ["cat_a", "cat_b"])
+    assert seen["cat_a"].members == 2 and seen["cat_b"] == Share(0, 1)  # all of cat_b is its own
+    both.leave(state)
+    one.leave(state)
+
+
+def test_a_membership_outlives_three_intervals_and_a_lapsed_one_is_taken_again(state: StateStore) -> None:
+    assert Membership.ttl_for(120, 300) == 900 and Membership.ttl_for(120, 10) == 120
     member = Membership(f"daemon@c:{time.time_ns()}", ttl_s=0.5)
-    member.share(state)
+    member.shares(state, ["local"])
     time.sleep(0.7)  # a cycle longer than the TTL
-    again = member.share(state)
-    assert again.members >= 1 and any(lease.held for lease in state.leases.list(prefix=PREFIX + member.holder))
+    again = member.shares(state, ["local"])["local"]
+    assert again.members >= 1 and any(lease.held for lease in state.leases.list(prefix=f"{PREFIX}local/") if lease.holder == member.holder)
     member.leave(state)
 
 
