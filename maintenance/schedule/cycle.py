@@ -32,7 +32,7 @@ from maintenance.schedule.planner import Decision, decide, rank
 from maintenance.schedule.share import Membership, Share
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.store import StateStore
-from maintenance.table.health import TableHealth, table_health
+from maintenance.table.health import TableHealth, oldest_snapshot_ms, table_health
 
 log = structlog.get_logger(__name__)
 
@@ -127,8 +127,7 @@ def evaluate_table(config: Config, state: StateStore, ref: TableRef, policies: l
         if found is not None and table.metadata_location != found.metadata_location:
             return evaluate_table(config, state, ref, policies, now, into, table, only_job, kept)  # it moved meanwhile
         health = table_health(str(ref), table, small_file_bytes=config.health.small_file_bytes, now_s=now.timestamp()) if active else None
-        snapshots = table.metadata.snapshots
-        found = Kept(table.metadata_location, properties, health, min(s.timestamp_ms for s in snapshots) if snapshots else None)
+        found = Kept(table.metadata_location, properties, health, oldest_snapshot_ms(table.metadata))
     elif kept is not None:
         kept.reused += 1
     if kept is not None:

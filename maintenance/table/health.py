@@ -104,6 +104,11 @@ class TableHealth(FileCounters):
         return {**ordered, **fields, "partitions": partitions}
 
 
+def oldest_snapshot_ms(metadata: TableMetadata) -> int | None:
+    """When the table's oldest snapshot was committed (None: no snapshot)."""
+    return min((s.timestamp_ms for s in metadata.snapshots), default=None)
+
+
 def oldest_snapshot_age_s(oldest_ms: int, now_s: float) -> float:
     """The oldest snapshot's age at `now_s`, to the millisecond (one rule: fresh and kept health)."""
     return round(now_s - oldest_ms / 1000, 3)
@@ -119,7 +124,7 @@ def table_health(name: str, table: Table, *, small_file_bytes: int, now_s: float
         current_snapshot_id=metadata.current_snapshot_id,
         sequence_number=getattr(metadata, "last_sequence_number", 0),  # format 1 has no sequence numbers (pyiceberg: no field)
         snapshots=len(snapshots),
-        oldest_snapshot_age_s=oldest_snapshot_age_s(min(s.timestamp_ms for s in snapshots), now_s) if snapshots else None,
+        oldest_snapshot_age_s=oldest_snapshot_age_s(oldest, now_s) if (oldest := oldest_snapshot_ms(metadata)) is not None else None,
         metadata_files=len(metadata.metadata_log) + 1,
     )
     if table.current_snapshot() is None:
