@@ -11,7 +11,15 @@ table, policies, run history, ranking; SQL catalog on SQLite, the local disk):
 - warm: the next cycle, after one table in 100 got one more commit (`workload.fleet.change_tables`);
 - check: a cold evaluation at the warm cycle's very time, nothing kept; its decisions must
   be the warm cycle's (table, job, due), every one;
+- serial: a cold cycle again, reading one table at a time (`metadata_reads: 1`), against
+  the first, which reads 8 tables of the catalog at once (`schedule/overlap.py`);
 and the process's peak RSS (it holds the kept evaluations of every table).
+
+With `--s3-latency-ms`, the fleet lives on S3 instead: a moto server (started as the tests
+start it, `tests/services/s3.py`), generated through it directly, then measured through a
+proxy that adds that delay to every request (`benchmarks/latency_proxy.py`), as an object
+store far away does; the catalog stays a SQL catalog on SQLite (its one query lists every
+metadata location). moto keeps objects in memory, so the fleet is generated each time.
 
 Then daemons sharing the fleet (`maintenance/schedule/share.py`) on PostgreSQL state (a
 database of its own, `--postgres`, made afresh): one evaluating process alone, then two at
@@ -41,6 +49,8 @@ def main() -> None:
     parser.add_argument("--postgres", default="postgresql+psycopg://postgres@127.0.0.1:5432/icemaint_bench_fleet",
                         help="the state database the sharing daemons use (dropped and made again)")
     parser.add_argument("--share-of", type=int, help=argparse.SUPPRESS)  # a sharing process, one of this many
+    parser.add_argument("--s3-latency-ms", type=float, help="the fleet on S3 (moto) behind a proxy adding this delay per request")
+    parser.add_argument("--generate-workers", type=int, default=4, help="tables generated at once (S3 only)")
     parser.add_argument("--json-out")
     args = parser.parse_args()
     if args.measure:
@@ -48,6 +58,13 @@ def main() -> None:
         return
     if args.share_of:
         print(json.dumps(measure_share(args.postgres, args.share_of)))
+        return
+    if args.s3_latency_ms is not None:
+        result = on_s3(args)
+        print(f"{result['tables']} tables on S3, {args.s3_latency_ms:g} ms a request: cold cycle {result['first_s']:.1f} s "
+              f"(one table at a time {result['serial_s']:.1f} s), warm cycle, {result['tables_changed']} changed, {result['warm_s']:.2f} s "
+              f"({result['warm_over_cold']:.3f} x cold); same decisions as a cold check: {result['check_same_decisions']}")
+        write_json(args.json_out, result)
         return
     os.environ["ICEMAINT_HOME"] = args.home or tempfile.mkdtemp(prefix="icemaint-bench-fleet-")
     from maintenance.catalogs import get_catalog
@@ -67,6 +84,7 @@ def main() -> None:
 
 
 def measure() -> dict:
+    import dataclasses
     from datetime import datetime, timezone
 
     from maintenance.catalogs import get_catalog, list_tables
@@ -96,6 +114,10 @@ def measure() -> dict:
     started = time.perf_counter()
     fresh = evaluate(config, state, None, policies, now=now)
     fresh_s = time.perf_counter() - started
+    one_at_a_time = dataclasses.replace(config, catalogs={name: dataclasses.replace(c, metadata_reads=1) for name, c in config.catalogs.items()})
+    started = time.perf_counter()
+    serial = evaluate(one_at_a_time, state, None, policies, now=now)
+    serial_s = time.perf_counter() - started
     decided = lambda evaluation: sorted((d.table, d.job, d.due) for d in evaluation.decisions)  # noqa: E731
     return {
         "tables": len(refs),
@@ -108,12 +130,66 @@ def measure() -> dict:
         "warm_reused": reused,
         "check_s": fresh_s,
         "check_same_decisions": decided(warm) == decided(fresh),
+        "serial_s": serial_s,
+        "serial_same_decisions": decided(serial) == decided(fresh),
+        "metadata_reads": config.catalog(config.default_catalog).metadata_reads,
         "decisions": len(warm.decisions),
         "due": len(warm.due),
         "due_cold": len(cold.due),
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "jvm_started": "pyspark" in sys.modules,
     }
+
+
+def on_s3(args: argparse.Namespace) -> dict:
+    """The fleet on a moto S3 server, generated directly, measured behind the latency proxy."""
+    from concurrent.futures import ThreadPoolExecutor
+    from pathlib import Path
+
+    import yaml
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.services.s3 import pyiceberg_s3_properties, start_s3
+
+    folder = Path(args.home or tempfile.mkdtemp(prefix="icemaint-bench-fleet-s3-"))
+    server = start_s3(folder / "services")
+    proxy = None
+    try:
+        server.create_bucket("fleet")
+        proxy = subprocess.Popen([sys.executable, str(Path(__file__).with_name("latency_proxy.py")), "--target", server.endpoint.removeprefix("http://"),
+                                  "--delay-ms", str(args.s3_latency_ms)], stdout=subprocess.PIPE, text=True)
+        assert proxy.stdout is not None
+        proxy_endpoint = f"http://127.0.0.1:{int(proxy.stdout.readline().split()[1])}"
+
+        def config_file(name: str, endpoint: str) -> Path:
+            path = folder / f"{name}.yaml"
+            catalog = {"type": "sql", "uri": f"sqlite:///{folder / 'catalog.db'}", "warehouse": "s3://fleet/warehouse",
+                       "pyiceberg": {**pyiceberg_s3_properties(server), "s3.endpoint": endpoint}}
+            path.write_text(yaml.safe_dump({"home": str(folder), "catalogs": {"local": catalog}}))
+            return path
+
+        direct, far = config_file("direct", server.endpoint), config_file("far", proxy_endpoint)
+        os.environ["ICEMAINT_CONFIG"] = str(direct)
+        from maintenance.catalogs import get_catalog
+        from maintenance.config import load_config
+        from maintenance.workload.fleet import FleetOptions, make_fleet
+
+        config = load_config(None)
+        catalog = get_catalog(config, config.default_catalog)
+        started = time.monotonic()
+        make_fleet(catalog, "local", FleetOptions(tables=args.tables), only=lambda i: False)  # the namespace, before the workers race to make it
+        workers = max(1, args.generate_workers)
+        with ThreadPoolExecutor(workers) as pool:  # each worker makes every `workers`-th table
+            made = list(pool.map(lambda k: make_fleet(catalog, "local", FleetOptions(tables=args.tables), only=lambda i: i % workers == k), range(workers)))
+        generate_s = time.monotonic() - started
+        os.environ["ICEMAINT_CONFIG"] = str(far)
+        out = subprocess.run([sys.executable, __file__, "--measure"], capture_output=True, text=True, env=os.environ, check=True)
+        return {**json.loads(out.stdout.strip().splitlines()[-1]), "generate_s": generate_s, "tables_created": sum(m.tables_created for m in made),
+                "latency_ms": args.s3_latency_ms, "generate_workers": workers, "store": "s3 (moto) behind a latency proxy"}
+    finally:
+        if proxy is not None:
+            proxy.kill()
+        server.stop()
 
 
 def shared(url: str) -> dict:

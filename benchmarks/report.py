@@ -42,8 +42,9 @@ FULL = {
     "lease_throughput": ["--clients", "8", "--seconds", "10"],
     "ui": ["--tables", "1000", "--repeat", "20", "--table-runs", "100"],
     "fleet": ["--tables", "10000"],
+    "fleet_s3": ["--tables", "2000", "--s3-latency-ms", "20"],
 }
-SCRIPTS = {"compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale"}  # entries run by another entry's script, with their own sizes
+SCRIPTS = {"fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale"}  # entries run by another entry's script, with their own sizes
 QUICK = {
     "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1", "--job-repeat", "2"],
     "compaction_v3": ["--sizes", "20000:10:bucket:3", "--repeat", "1", "--job-repeat", "1"],
@@ -61,6 +62,7 @@ QUICK = {
     "lease_throughput": ["--clients", "2", "--seconds", "2"],
     "ui": ["--tables", "200", "--repeat", "3", "--table-runs", "30"],
     "fleet": ["--tables", "50"],
+    "fleet_s3": ["--tables", "30", "--s3-latency-ms", "20"],
 }
 
 
@@ -190,6 +192,7 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     )
     lines += ui_section(results["ui"], plan["ui"])
     lines += fleet_section(results["fleet"], plan["fleet"])
+    lines += fleet_s3_section(results["fleet_s3"], plan["fleet_s3"])
     return "\n".join(lines) + "\n"
 
 
@@ -255,10 +258,32 @@ def fleet_section(f: dict, options: list[str]) -> list[str]:
          ["warm cycle (1% changed)", f"{f['warm_s']:.2f} s: **{f['warm_over_cold']:.3f}** x cold; {f['warm_reused']:,} tables reused"],
          ["cold check at the warm cycle's time", f"{f['check_s']:.1f} s; same decisions: {f['check_same_decisions']} ({f['decisions']:,} decisions)"],
          ["jobs due", f"{f['due']:,}"], ["peak RSS of the process (every table's evaluation kept)", f"{f['peak_rss_mib']:.0f} MiB"],
+         *([[f"cold cycle reading one table at a time, against {f['metadata_reads']} at once", f"{f['serial_s']:.1f} s; same decisions: {f['serial_same_decisions']}"]]
+           if "serial_s" in f else []),
          ["sharing daemons, PostgreSQL state: one alone, cold cycle", f"{f['shared_one_s']:.1f} s"],
          ["two at once, each its share (`maintenance/schedule/share.py`)",
           f"{f['shared_two_s']:.1f} s (the slower; {' and '.join(f'{n:,}' for n in f['shared_two_tables'])} tables): **{f['shared_two_over_one']:.2f}** x one; "
           f"every table evaluated exactly once: {f['shared_every_table_once']}"]],
+    )
+
+
+def fleet_s3_section(f: dict, options: list[str]) -> list[str]:
+    """The fleet on an object store far away: every request costs the latency."""
+    return section(
+        "fleet on S3 with latency",
+        f"{f['tables']:,} tables made by the same generator (with {f.get('generate_workers', 4)} threads, in {f['generate_s']:.0f} s) on an S3 server (moto, "
+        f"started as the tests start it), then evaluated through a proxy that adds {f['latency_ms']:g} ms to every request "
+        f"(`benchmarks/latency_proxy.py`; `benchmarks/fleet.py {' '.join(options)}`). The catalog is a SQL catalog on SQLite, so a warm cycle "
+        "learns every table's metadata location in one query. Cold, warm (1% changed) and the cold check as in the section above; the cold cycle "
+        f"reads {f['metadata_reads']} tables at once (`metadata_reads`, `maintenance/schedule/overlap.py`), and it is compared with one reading one "
+        "table at a time. pyiceberg keeps the last 128 manifest lists it read, so the later cold cycles find a few of them read already.",
+        ["what", "value"],
+        [["cold cycle", f"{f['first_s']:.1f} s ({f['first_ms_per_table']:.1f} ms a table)"],
+         ["warm cycle (1% changed)", f"{f['warm_s']:.2f} s: **{f['warm_over_cold']:.3f}** x cold; {f['warm_reused']:,} tables reused"],
+         ["cold check at the warm cycle's time", f"{f['check_s']:.1f} s; same decisions: {f['check_same_decisions']} ({f['decisions']:,} decisions)"],
+         [f"cold cycle reading one table at a time, against {f['metadata_reads']} at once", f"{f['serial_s']:.1f} s ({f['serial_s'] / f['check_s']:.1f} x the cold check); "
+          f"same decisions: {f['serial_same_decisions']}"],
+         ["peak RSS of the process", f"{f['peak_rss_mib']:.0f} MiB; JVM started: {f['jvm_started']}"]],
     )
 
 

@@ -28,7 +28,13 @@ _PACKAGED_POLICIES = Path(str(resources.files("maintenance").joinpath("policies"
 REPO_POLICIES = _PACKAGED_POLICIES if _PACKAGED_POLICIES.is_dir() else Path(__file__).resolve().parent.parent / "policies"
 CATALOG_TYPES = ("sql", "rest", "hive", "glue")
 # Keys of a catalog entry that icemaint itself interprets; the rest pass through.
-_CATALOG_OWN_KEYS = {"type", "uri", "warehouse", "properties", "spark", "pyiceberg"}
+_CATALOG_OWN_KEYS = {"type", "uri", "warehouse", "properties", "spark", "pyiceberg", "metadata_reads"}
+# How many of a catalog's tables an evaluation reads at once (`schedule/overlap.py`): reads
+# from an object store wait on the network, so 8 overlap. Reads from a local disk are CPU
+# work under Python's lock, which overlapping only contends for (1,000 tables: 8.3 s at 8,
+# 5.9 s at 1, docs/benchmarks.md), and pyiceberg's Hive catalog shares one Thrift transport
+# between calls: both read one table at a time unless the catalog entry says otherwise.
+METADATA_READS = 8
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -43,6 +49,7 @@ class CatalogConfig:
     properties: Mapping[str, str] = field(default_factory=dict)
     spark_properties: Mapping[str, str] = field(default_factory=dict)
     pyiceberg_properties: Mapping[str, str] = field(default_factory=dict)
+    metadata_reads: int = METADATA_READS  # tables whose metadata an evaluation reads at once
 
 
 @dataclass(frozen=True)
@@ -193,6 +200,7 @@ def _embedded_catalog(home: Path) -> CatalogConfig:
         type="sql",
         uri=f"sqlite:///{home / 'catalog.db'}",
         warehouse=(home / "warehouse").as_uri(),
+        metadata_reads=1,  # a local disk (`METADATA_READS`)
     )
 
 
@@ -221,7 +229,19 @@ def _parse_catalog(name: str, entry: Any, source: str, home: Path) -> CatalogCon
         properties=properties,
         spark_properties=_properties(entry.get("spark"), source, f"catalogs.{name}.spark"),
         pyiceberg_properties=_properties(entry.get("pyiceberg"), source, f"catalogs.{name}.pyiceberg"),
+        metadata_reads=_metadata_reads(entry.get("metadata_reads"), ctype, warehouse, source, f"catalogs.{name}.metadata_reads"),
     )
+
+
+def _metadata_reads(value: Any, ctype: str, warehouse: str | None, source: str, key: str) -> int:
+    if value is None:
+        on_local_disk = bool(warehouse) and (warehouse.startswith("file:") or "://" not in warehouse)  # type: ignore[union-attr]
+        return 1 if ctype == "hive" or on_local_disk else METADATA_READS
+    if isinstance(value, str) and value.strip().isdigit():  # from an environment reference
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 256:
+        raise ConfigError(f"{source}: '{key}' must be a whole number from 1 to 256")
+    return value
 
 
 def _parse_spark(raw: Any, source: str) -> SparkConfig:

@@ -134,3 +134,22 @@ def test_the_session_writes_local_files_without_sidecars_or_forked_processes(spa
     assert {oct(p.stat().st_mode & 0o777) for p in created if p.is_file()} == {oct(0o644)}
     assert {oct(p.stat().st_mode & 0o777) for p in created if p.is_dir()} == {oct(0o755)}
     assert spark.sql(f"SELECT count(*) AS n FROM {ref.spark_name}").first().n == 399
+
+def test_metadata_reads_per_catalog_default_by_type_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """How many tables an evaluation reads at once (schedule/overlap.py): 8, Hive and local-disk
+    warehouses 1 (pyiceberg's Hive client shares one Thrift transport; local reads are CPU work
+    under Python's lock), or the catalog entry's own number."""
+    monkeypatch.setenv("ICEMAINT_TEST_READS", "16")
+    raw = {"catalogs": {"lake": {"type": "rest", "uri": "https://rest.example"}, "hms": {"type": "hive", "uri": "thrift://hms:9083"},
+                        "s3": {"type": "rest", "uri": "https://rest.example", "metadata_reads": "${ICEMAINT_TEST_READS}"},
+                        "hms4": {"type": "hive", "uri": "thrift://hms:9083", "metadata_reads": 4},
+                        "disk": {"type": "sql", "uri": "sqlite:///c.db", "warehouse": "/data/w"},
+                        "bucket": {"type": "sql", "uri": "sqlite:///c.db", "warehouse": "s3://b/w"}}}
+    config = parse_config(raw, source="t.yaml", base_dir=tmp_path)
+    assert {name: c.metadata_reads for name, c in config.catalogs.items()} == {"lake": 8, "hms": 1, "s3": 16, "hms4": 4, "disk": 1, "bucket": 8}
+    assert parse_config({}, source="t", base_dir=tmp_path).catalog("local").metadata_reads == 1
+    assert "metadata_reads" not in pyiceberg_properties(config.catalog("s3"))
+    for bad in (0, "many", 1000, True):
+        raw["catalogs"]["lake"]["metadata_reads"] = bad
+        with pytest.raises(ConfigError, match="catalogs.lake.metadata_reads' must be a whole number from 1 to 256"):
+            parse_config(raw, source="t.yaml", base_dir=tmp_path)

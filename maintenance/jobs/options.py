@@ -298,6 +298,28 @@ class Location(Kind):
         return OptionError(f"must be a location such as s3://bucket/prefix/ (got {value!r})")
 
 
+@dataclass(frozen=True)
+class Predicate(Kind):
+    """A predicate on a table's rows (`region = 3 AND day >= '2026-11-01'`), as pyiceberg's
+    expression parser reads it; checked against the table's columns when a plan is made
+    (`table/row_filter.py`). Text: the predicate; a blank text is none (every row). YAML:
+    that text."""
+
+    def parse_text(self, text: str) -> str | None:
+        if not text.strip():
+            return None
+        from pyiceberg.expressions.parser import parse
+
+        try:
+            parse(text.strip())
+        except Exception as exc:  # noqa: BLE001 (pyparsing's errors: the wording is all that matters)
+            raise OptionError(f"{text.strip()!r} does not parse: {str(exc).splitlines()[0]}") from None
+        return text.strip()
+
+    def parse_value(self, value: Any) -> str:
+        raise OptionError(f"must be a predicate such as \"region = 3\" (got {value!r})")
+
+
 INTEGER_AT_LEAST_1 = Integer("integer >= 1", minimum=1)
 DURATION = Duration("duration")
 SIZE = Size("size")
@@ -306,6 +328,7 @@ STRINGS = Strings("list of strings")
 FRACTION = Fraction("fraction (0, 1]")
 NON_NEGATIVE = Number("number >= 0")
 LOCATION = Location("location")
+PREDICATE = Predicate("predicate")
 
 
 @dataclass(frozen=True)
@@ -434,6 +457,12 @@ def nested_policy_keys(options_type: type) -> dict[str, set[str]]:
             head, rest = spec.policy_key.split(".", 1)
             found.setdefault(head, set()).add(rest)
     return found
+
+
+def where_option() -> Any:
+    """`where`: the jobs that can work on the partitions a predicate may touch (`table/row_filter.py`)."""
+    return option(None, PREDICATE, "Only the partitions that may hold rows matching this predicate (e.g. \"region = 3\"; "
+                  "a predicate on columns no partition comes from selects every partition). Whole files are rewritten.", metavar="PREDICATE")
 
 
 def partitions_option() -> Any:

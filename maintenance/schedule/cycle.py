@@ -28,6 +28,7 @@ from maintenance.policy.model import JobPolicy, Policy
 from maintenance.policy.resolve import policy_for
 from maintenance.schedule.histories import HISTORY_LIMIT
 from maintenance.schedule.kept import Kept, KeptEvaluations
+from maintenance.schedule.overlap import in_order
 from maintenance.schedule.planner import Decision, decide, rank
 from maintenance.schedule.share import Membership, Share
 from maintenance.state.database import StateUnavailableError
@@ -87,23 +88,37 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
     if kept is not None:
         kept.histories.refresh(state)
         kept.reused = 0
-    for ref in refs:
-        try:
-            decisions.extend(evaluate_table(config, state, ref, policies, now, result, kept=kept, metadata_location=locations.get(str(ref))))
-        except (UsageError, StateUnavailableError):
-            raise
-        except IcemaintError as exc:
-            result.problems[str(ref)] = str(exc)
-            log.warning("table not evaluated", table=str(ref), error=str(exc))
-        except Exception as exc:  # noqa: BLE001 (one table's unexpected failure is its row's problem; the log keeps the traceback)
-            result.problems[str(ref)] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            log.exception("table not evaluated", table=str(ref))
-        if kept is not None and str(ref) in result.problems:
-            kept.forget(ref)
+    one_table = lambda ref: _evaluate_one(config, state, ref, policies, now, kept, locations.get(str(ref)))  # noqa: E731
+    for ref, (found, health, problem) in zip(refs, in_order(refs, lambda name: config.catalog(name).metadata_reads, one_table)):
+        decisions.extend(found)
+        if health is not None:
+            result.health[str(ref)] = health
+        if problem is not None:
+            result.problems[str(ref)] = problem
+            if kept is not None:
+                kept.forget(ref)
     if kept is not None and listing:
         kept.keep_only({str(ref) for ref in refs})
     result.decisions = rank(decisions)
     return result
+
+
+def _evaluate_one(config: Config, state: StateStore, ref: TableRef, policies: list[Policy], now: datetime, kept: KeptEvaluations | None,
+                  metadata_location: str | None) -> tuple[list[Decision], TableHealth | None, str | None]:
+    """One table of a cycle (on a metadata-read thread, `overlap.in_order`): its decisions,
+    its health, and the problem that kept it from being evaluated, if any."""
+    into = Evaluation()
+    try:
+        decisions = evaluate_table(config, state, ref, policies, now, into, kept=kept, metadata_location=metadata_location)
+    except (UsageError, StateUnavailableError):
+        raise
+    except IcemaintError as exc:
+        log.warning("table not evaluated", table=str(ref), error=str(exc))
+        return [], None, str(exc)
+    except Exception as exc:  # noqa: BLE001 (one table's unexpected failure is its row's problem; the log keeps the traceback)
+        log.exception("table not evaluated", table=str(ref))
+        return [], None, f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return decisions, into.health.get(str(ref)), None
 
 
 def evaluate_table(config: Config, state: StateStore, ref: TableRef, policies: list[Policy], now: datetime, into: Evaluation | None = None,
@@ -129,7 +144,7 @@ def evaluate_table(config: Config, state: StateStore, ref: TableRef, policies: l
         health = table_health(str(ref), table, small_file_bytes=config.health.small_file_bytes, now_s=now.timestamp()) if active else None
         found = Kept(table.metadata_location, properties, health, oldest_snapshot_ms(table.metadata))
     elif kept is not None:
-        kept.reused += 1
+        kept.count_reused()
     if kept is not None:
         kept.keep(ref, found)
     if not active:

@@ -27,6 +27,7 @@ and its manifests are not. The kept evaluations live in the daemon's process: a 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from dataclasses import dataclass, field
 
 from maintenance.catalogs import TableRef
@@ -58,6 +59,11 @@ class KeptEvaluations:
         self._tables: dict[str, Kept] = {}
         self.histories = RunHistories()
         self.reused = 0  # tables of the last cycle evaluated from what was kept (for logs and the bench)
+        self._counting = threading.Lock()  # tables are evaluated on several threads (`overlap.in_order`)
+
+    def count_reused(self) -> None:
+        with self._counting:
+            self.reused += 1
 
     def get(self, ref: TableRef, metadata_location: str | None) -> Kept | None:
         """What was kept of the table, if it was kept at this very metadata location."""

@@ -67,8 +67,10 @@ def table_names(options: FleetOptions) -> list[str]:
     return [f"{options.prefix}{i:0{width}d}" for i in range(options.tables)]
 
 
-def make_fleet(catalog: Catalog, catalog_name: str, options: FleetOptions, progress: Callable[[int, int], None] = lambda done, total: None) -> FleetResult:
-    """Create the fleet's tables that do not exist yet, each with its commits."""
+def make_fleet(catalog: Catalog, catalog_name: str, options: FleetOptions, progress: Callable[[int, int], None] = lambda done, total: None,
+               only: Callable[[int], bool] = lambda index: True) -> FleetResult:
+    """Create the fleet's tables that do not exist yet, each with its commits (`only`: the
+    tables, by index, this call makes; several calls on threads can make a fleet at once)."""
     started = time.monotonic()
     try:
         catalog.create_namespace(options.namespace)
@@ -76,6 +78,8 @@ def make_fleet(catalog: Catalog, catalog_name: str, options: FleetOptions, progr
         pass
     created = existing = commits = 0
     for index, name in enumerate(table_names(options)):
+        if not only(index):
+            continue
         try:
             table = catalog.create_table(f"{options.namespace}.{name}", SCHEMA, partition_spec=SPEC, properties={"format-version": "2"})
         except TableAlreadyExistsError:

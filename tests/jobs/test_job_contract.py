@@ -13,7 +13,7 @@ from maintenance.catalogs import TableRef
 from maintenance.cli.jobs import job_command, options_from_flags
 from maintenance.jobs import registry
 from maintenance.jobs.counters import undocumented
-from maintenance.jobs.options import Choice, Duration, Flag, Fraction, Integer, Kind, Location, OptionSpec, Ratio, Size, Strings
+from maintenance.jobs.options import Choice, Duration, Flag, Fraction, Integer, Kind, Location, OptionSpec, Predicate, Ratio, Size, Strings
 from maintenance.jobs.outcome import COMMITTED, NOOP, PLANNED
 from maintenance.jobs.reference import jobs_markdown
 from maintenance.jobs.runner import run_job
@@ -70,6 +70,8 @@ def samples(kind: Kind) -> tuple[list[str], list[str]]:
         return [*kind.choices, f" {kind.choices[0]} "], ["bogus", kind.choices[0].upper() + "!", ""]
     if isinstance(kind, Location):
         return ["s3://bucket/inventory/", " s3://b/x/manifest.json ", "gs://b/p"], ["bucket/inventory", "s3://", "://x", "", "12"]
+    if isinstance(kind, Predicate):
+        return ["region = 3", " a > 1 AND b < 2 ", "x IN (1, 2)", ""], ["= = 3", "region >", "12"]
     pytest.fail(f"no sample values for the kind {type(kind).__name__}: add them to samples()")
 
 

@@ -14,6 +14,7 @@ from maintenance.jobs.options import (
     Ratio,
     option,
     partitions_option,
+    where_option,
 )
 
 STRATEGIES = ("auto", "binpack", "sort", "zorder")
@@ -22,6 +23,7 @@ STRATEGIES = ("auto", "binpack", "sort", "zorder")
 @dataclass(frozen=True)
 class CompactOptions(GroupOptions):
     partitions: tuple[str, ...] = partitions_option()
+    where: str | None = where_option()
     strategy: str = option("auto", Choice("binpack|sort|zorder|auto", STRATEGIES),
                            "How rows are laid out: binpack (as they are), sort (the table's sort order), zorder (zorder_columns); "
                            "auto: zorder when zorder_columns are given, else sort when the table has a sort order, else binpack.")

@@ -54,6 +54,7 @@ from maintenance.jobs.options import SIZE
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex, require_equality_columns
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
+from maintenance.table.row_filter import parse_where, partition_matcher
 from maintenance.table.targets import PAGE_ROW_LIMIT_DEFAULT, data_file_target, parquet_page_row_limit
 
 ZORDER_TYPES = (IntegerType, LongType, FloatType, DoubleType, DecimalType, DateType, TimestampType, TimestamptzType, StringType, BinaryType,
@@ -101,7 +102,8 @@ class CompactPlan(RewritePlan):
 
     def nothing_to_do(self) -> str:
         o, target = self.options, SIZE.show(self.target_size)
-        where = f" of {', '.join(o.partitions)}" if o.partitions else ""
+        scope = [*o.partitions, *([f"where {o.where}"] if o.where else [])]
+        where = f" of {', '.join(scope)}" if scope else ""
         return (f"no partition{where} has data files outside {o.min_file_size_ratio:g}-{o.max_file_size_ratio:g} x the {target} target "
                 f"in a number worth rewriting (at least {o.min_input_files}, or more than the target together), "
                 f"nor one with at least {o.delete_ratio_threshold:g} of its rows deleted")
@@ -128,10 +130,11 @@ def plan_compact(files: SnapshotFiles, current_spec_id: int, target_size: int, o
     run rewrites (`RewritePlan.hold_groups`); `check` refuses deletes the run could not apply."""
     min_size, max_size = options.min_file_size_ratio * target_size, options.max_file_size_ratio * target_size
     wanted = set(options.partitions)
+    matches = partition_matcher(options.where, files.schema, files.specs)
     scoped_deletes = _file_scoped_delete_records(files)
     by_partition: dict[PartitionKey, list[TableFile]] = defaultdict(list)
     for data in files.data:
-        if wanted and data.partition_path not in wanted:
+        if (wanted and data.partition_path not in wanted) or not matches(data):
             continue
         deleted = scoped_deletes.get(data.path, 0)
         too_deleted = bool(data.records) and min(deleted, data.records) / data.records >= options.delete_ratio_threshold
@@ -203,7 +206,9 @@ def _deletes_reaching(files: SnapshotFiles, targets: Sequence[TableFile], applie
 
 
 def check_table(table: Table, options: CompactOptions) -> None:
-    """Before a command-line run takes its lease: the layout fits the table, or exit 2."""
+    """Before a command-line run takes its lease: the layout and `where` fit the table, or exit 2."""
+    if options.where:
+        parse_where(options.where, table.schema())
     try:
         layout(table, options)
     except LayoutError as exc:

@@ -10,6 +10,7 @@ SPEC = JobSpec(
     summary="MERGE deletes into data files and drop the delete files, sequence numbers kept (a Spark job).",
     options=MergeOptions,
     plan=plan.plan,
+    check_table=plan.check_table,
     run=run.run,
     estimate=run.estimate,
     formats=(1, 2, 3),

@@ -14,12 +14,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyiceberg.table import Table
+
 from maintenance.jobs.file_groups.deletes import applied_deletes
 from maintenance.jobs.file_groups.plan import RewritePlan
 from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex, require_equality_columns
 from maintenance.table.files import Content, SnapshotFiles, TableFile
+from maintenance.table.row_filter import parse_where, partition_matcher
 from maintenance.table.targets import DATA_TARGET_DEFAULT, PAGE_ROW_LIMIT_DEFAULT, data_file_target, parquet_page_row_limit
 
 
@@ -34,11 +37,18 @@ class MergePlan(RewritePlan):
         return not self.deletes
 
     def nothing_to_do(self) -> str:
-        where = f" in {', '.join(self.options.partitions)}" if self.options.partitions else ""
+        scope = [*self.options.partitions, *([f"where {self.options.where}"] if self.options.where else [])]
+        where = f" in {', '.join(scope)}" if scope else ""
         return f"no delete files{where}: nothing to merge"
 
     def job_counters(self, detail: bool) -> dict[str, Any]:
         return {"delete_files_planned": len(self.deletes), "data_files_planned": len(self.targets)}
+
+
+def check_table(table: Table, options: MergeOptions) -> None:
+    """Before a command-line run takes its lease: `where` fits the table, or exit 2."""
+    if options.where:
+        parse_where(options.where, table.schema())
 
 
 def plan(inputs: PlanInput, options: MergeOptions) -> MergePlan:
@@ -56,13 +66,14 @@ def plan_merge(files: SnapshotFiles, current_spec_id: int, options: MergeOptions
     deletes the run could not apply before any grouping."""
     options = options or MergeOptions()
     wanted = set(options.partitions)
+    matches = partition_matcher(options.where, files.schema, files.specs)
 
     def in_scope(delete: TableFile) -> bool:
-        if not wanted:
+        if not wanted and not options.where:
             return True
         if delete.content == Content.EQUALITY_DELETES and files.is_global(delete.spec_id):
             return False  # a global delete can only be eliminated with the whole table
-        return bool(delete.partition) and delete.partition_path in wanted
+        return (not wanted or (bool(delete.partition) and delete.partition_path in wanted)) and matches(delete)
 
     deletes = [d for d in files.deletes if in_scope(d)]
     if check is not None:
