@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -133,13 +134,17 @@ class RunStore:
         with unavailable_as_error(), self.engine.connect() as conn:
             return {(r[0], r[1]): int(r[2]) for r in conn.execute(query).all() if r[2] is not None}
 
-    def latest_per_job(self) -> list[RunRecord]:
+    def latest_per_job(self, tables: Collection[str] | None = None) -> list[RunRecord]:
         """The newest run of every (table, job) that was not `skipped`, in one query (the
-        status page's overview: a skipped run did nothing and says nothing about the table).
-        Light records: their `counters` are empty and their `health` None (not read)."""
+        status page's overview: a skipped run did nothing and says nothing about the table);
+        of the named tables only, when named. Light records: their `counters` are empty and
+        their `health` None (not read)."""
+        chosen = runs.c.status != SKIPPED
+        if tables is not None:
+            chosen = and_(chosen, runs.c.table_name.in_(sorted(tables)))
         newest = (
             select(runs.c.table_name, runs.c.job, func.max(runs.c.started_at_ms).label("started"))
-            .where(runs.c.status != SKIPPED)
+            .where(chosen)
             .group_by(runs.c.table_name, runs.c.job)
             .subquery()
         )

@@ -50,6 +50,7 @@ from maintenance.ui.html import (
     table_link,
     utc,
 )
+from maintenance.ui.latest_runs import LatestRuns
 from maintenance.ui.origins import policy_view
 from maintenance.ui.status import Snapshot, StatusCache, TableSummary
 
@@ -89,6 +90,7 @@ class StatusPages:
         self.cache = cache
         self._policies = policies
         self._state = state or (lambda: open_state(config))
+        self.latest_runs = LatestRuns()  # every table's newest runs, read again only where they moved
         self.wait_s = wait_s
 
     def handle(self, path: str, query: str = "") -> Response:
@@ -126,8 +128,7 @@ class StatusPages:
         held: dict[str, LeaseState] = {}
         try:
             state = self._state()
-            for run in state.runs.latest_per_job():
-                latest.setdefault(run.table, {})[run.job] = run
+            latest = self.latest_runs.read(state)
             held = {lease.table: lease for lease in state.leases.list() if lease.held}
         except IcemaintError as exc:
             banners.append(f'<div class="banner bad">Runs and leases are not shown: {esc(exc)}</div>')

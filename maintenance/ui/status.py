@@ -13,8 +13,8 @@ and the planner's decisions of every table, as of one evaluation.
   background while the stale one is still shown (with its age).
 
 What changes between evaluations without a metadata read (the run history, the leases) is
-read from the state database on every view, in two queries (`RunStore.latest_per_job`,
-`LeaseStore.list`).
+read from the state database on every view: the leases in one query (`LeaseStore.list`),
+the newest runs of the tables whose runs moved since the previous view (`latest_runs.py`).
 """
 
 from __future__ import annotations
