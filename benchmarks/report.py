@@ -242,6 +242,13 @@ def expire_scale_section(result: dict, options: list[str]) -> list[str]:
     )
 
 
+def _cycle_rows(f: dict) -> list[list[str]]:
+    """A fleet's cold, warm and check cycles (`benchmarks/fleet.py`), for both fleet sections."""
+    return [["cold cycle", f"{f['first_s']:.1f} s ({f['first_ms_per_table']:.1f} ms a table)"],
+            ["warm cycle (1% changed)", f"{f['warm_s']:.2f} s: **{f['warm_over_cold']:.3f}** x cold; {f['warm_reused']:,} tables reused"],
+            ["cold check at the warm cycle's time", f"{f['check_s']:.1f} s; same decisions: {f['check_same_decisions']} ({f['decisions']:,} decisions)"]]
+
+
 def fleet_section(f: dict, options: list[str]) -> list[str]:
     """A daemon's evaluation cycle over a whole fleet: cold, then warm with 1% of the tables changed."""
     return section(
@@ -254,9 +261,7 @@ def fleet_section(f: dict, options: list[str]) -> list[str]:
         "(`maintenance/schedule/kept.py`) and the run histories of tables whose runs moved (`maintenance/schedule/histories.py`). Then a "
         "cold evaluation at the warm cycle's very time, nothing kept, as a check: its decisions (table, job, due) must be the warm cycle's.",
         ["what", "value"],
-        [["cold cycle", f"{f['first_s']:.1f} s ({f['first_ms_per_table']:.1f} ms a table)"],
-         ["warm cycle (1% changed)", f"{f['warm_s']:.2f} s: **{f['warm_over_cold']:.3f}** x cold; {f['warm_reused']:,} tables reused"],
-         ["cold check at the warm cycle's time", f"{f['check_s']:.1f} s; same decisions: {f['check_same_decisions']} ({f['decisions']:,} decisions)"],
+        [*_cycle_rows(f),
          ["jobs due", f"{f['due']:,}"], ["peak RSS of the process (every table's evaluation kept)", f"{f['peak_rss_mib']:.0f} MiB"],
          *([[f"cold cycle reading one table at a time, against {f['metadata_reads']} at once", f"{f['serial_s']:.1f} s; same decisions: {f['serial_same_decisions']}"]]
            if "serial_s" in f else []),
@@ -278,9 +283,7 @@ def fleet_s3_section(f: dict, options: list[str]) -> list[str]:
         f"reads {f['metadata_reads']} tables at once (`metadata_reads`, `maintenance/schedule/overlap.py`), and it is compared with one reading one "
         "table at a time. pyiceberg keeps the last 128 manifest lists it read, so the later cold cycles find a few of them read already.",
         ["what", "value"],
-        [["cold cycle", f"{f['first_s']:.1f} s ({f['first_ms_per_table']:.1f} ms a table)"],
-         ["warm cycle (1% changed)", f"{f['warm_s']:.2f} s: **{f['warm_over_cold']:.3f}** x cold; {f['warm_reused']:,} tables reused"],
-         ["cold check at the warm cycle's time", f"{f['check_s']:.1f} s; same decisions: {f['check_same_decisions']} ({f['decisions']:,} decisions)"],
+        [*_cycle_rows(f),
          [f"cold cycle reading one table at a time, against {f['metadata_reads']} at once", f"{f['serial_s']:.1f} s ({f['serial_s'] / f['check_s']:.1f} x the cold check); "
           f"same decisions: {f['serial_same_decisions']}"],
          ["peak RSS of the process", f"{f['peak_rss_mib']:.0f} MiB; JVM started: {f['jvm_started']}"]],
