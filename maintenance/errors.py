@@ -37,6 +37,14 @@ class UnknownSnapshotError(IcemaintError):
     exit_code = EXIT_USAGE
 
 
+class PredicateError(IcemaintError):
+    """A `where` predicate that does not parse or does not fit a table: the user's error on
+    the command line (exit 2), but in a cycle one table's problem, not the cycle's (a
+    policy's predicate may name a column that only some of its tables have)."""
+
+    exit_code = EXIT_USAGE
+
+
 class CatalogUnavailableError(IcemaintError):
     """The catalog could not be reached; a retry later may succeed."""
 

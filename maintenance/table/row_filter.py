@@ -29,7 +29,7 @@ from pyiceberg.partitioning import PartitionSpec
 from pyiceberg.schema import Schema
 from pyiceberg.typedef import Record
 
-from maintenance.errors import UsageError
+from maintenance.errors import PredicateError
 from maintenance.table.files import TableFile
 
 
@@ -38,11 +38,11 @@ def parse_where(where: str, schema: Schema) -> BooleanExpression:
     try:
         expression = parse(where)
     except Exception as exc:  # noqa: BLE001 (pyparsing's errors: the wording is all that matters)
-        raise UsageError(f"where '{where}' does not parse: {str(exc).splitlines()[0]}") from None
+        raise PredicateError(f"where '{where}' does not parse: {str(exc).splitlines()[0]}") from None
     try:
         bind(schema, expression, case_sensitive=False)
     except Exception as exc:  # noqa: BLE001 (pyiceberg's ValueError and its own: a column or a literal that does not fit)
-        raise UsageError(f"where '{where}': {str(exc).splitlines()[0]}") from None
+        raise PredicateError(f"where '{where}': {str(exc).splitlines()[0]}") from None
     return expression
 
 

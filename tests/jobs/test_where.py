@@ -9,11 +9,16 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pyiceberg.types import StringType
 
-from maintenance.catalogs import TableRef
-from maintenance.config import Config
+from maintenance.catalogs import TableRef, get_catalog, load_table
+from maintenance.config import Config, parse_config
 from maintenance.jobs.outcome import COMMITTED, NOOP
 from maintenance.jobs.runner import run_job
+from maintenance.policy.loader import load_policies
+from maintenance.schedule.cycle import evaluate
+from maintenance.state.store import open_state
+from maintenance.workload.fleet import FleetOptions, make_fleet
 from tests.conftest import fresh_ref
 from tests.support.cli import in_process
 from tests.support.iceberg_oracle import FrozenRows
@@ -91,3 +96,21 @@ def test_a_bad_predicate_is_refused_in_one_line(spark, config: Config, capsys: p
         code, out, err = in_process(capsys, "merge", str(ref), "--where", predicate)
         lines = err.strip().splitlines()
         assert code == 2 and len(lines) == 1 and words in lines[0] and "Traceback" not in out + err, (code, out, err)
+
+
+def test_a_policy_predicate_one_table_cannot_take_is_that_tables_problem_not_the_cycles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No Spark: a fleet of two tables, one given a column the policy's predicate names."""
+    monkeypatch.setenv("ICEMAINT_HOME", str(tmp_path / "home"))
+    fleet_config = parse_config({}, source="tests", base_dir=tmp_path / "home")
+    make_fleet(get_catalog(fleet_config, fleet_config.default_catalog), fleet_config.default_catalog, FleetOptions(tables=2, commits=3, rows=20))
+    with_colour = load_table(fleet_config, TableRef(fleet_config.default_catalog, ("fleet",), "t00001"))
+    with with_colour.update_schema() as update:
+        update.add_column("colour", StringType())
+    folder = tmp_path / "policies"
+    folder.mkdir()
+    (folder / "p.yaml").write_text("name: p\njobs:\n  compact:\n    when: {data_files: 1}\n    min_input_files: 2\n    where: \"colour = 'red'\"\n")
+
+    evaluation = evaluate(fleet_config, open_state(fleet_config), None, load_policies(folder))
+
+    assert list(evaluation.problems) == ["local.fleet.t00000"] and "colour" in evaluation.problems["local.fleet.t00000"]
+    assert [(d.table, d.job, d.due) for d in evaluation.decisions] == [("local.fleet.t00001", "compact", True)]

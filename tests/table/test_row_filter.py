@@ -11,7 +11,7 @@ from pyiceberg.schema import Schema
 from pyiceberg.transforms import BucketTransform, DayTransform, IdentityTransform
 from pyiceberg.types import DateType, IntegerType, LongType, NestedField, StringType
 
-from maintenance.errors import UsageError
+from maintenance.errors import PredicateError
 from maintenance.table.files import Content, TableFile
 from maintenance.table.row_filter import partition_matcher
 
@@ -56,5 +56,5 @@ def test_what_a_partition_cannot_rule_out_is_in_scope() -> None:
 
 @pytest.mark.parametrize("predicate, words", [("region = = 1", "does not parse"), ("colour = 'red'", "colour"), ("day >= 'soon'", "day >= 'soon'")])
 def test_a_predicate_that_does_not_fit_the_table_is_the_users_error(predicate: str, words: str) -> None:
-    with pytest.raises(UsageError, match=words):
+    with pytest.raises(PredicateError, match=words):
         partition_matcher(predicate, SCHEMA, SPECS)
