@@ -15,8 +15,7 @@ table, policies, run history, ranking; SQL catalog on SQLite, the local disk):
   the first, which reads 8 tables of the catalog at once (`schedule/overlap.py`);
 and the process's peak RSS (it holds the kept evaluations of every table).
 
-With `--s3-latency-ms`, the fleet lives on S3 instead: a moto server (started as the tests
-start it, `tests/services/s3.py`), generated through it directly, then measured through a
+With `--s3-latency-ms`, the fleet lives on S3 instead: a moto server of its own, generated through it directly, then measured through a
 proxy that adds that delay to every request (`benchmarks/latency_proxy.py`), as an object
 store far away does; the catalog stays a SQL catalog on SQLite (its one query lists every
 metadata location). moto keeps objects in memory, so the fleet is generated each time.
@@ -37,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from common import write_json
 
@@ -144,19 +144,14 @@ def measure() -> dict:
 def on_s3(args: argparse.Namespace) -> dict:
     """The fleet on a moto S3 server, generated directly, measured behind the latency proxy."""
     from concurrent.futures import ThreadPoolExecutor
-    from pathlib import Path
 
     import yaml
 
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from tests.services.s3 import pyiceberg_s3_properties, start_s3
-
     folder = Path(args.home or tempfile.mkdtemp(prefix="icemaint-bench-fleet-s3-"))
-    server = start_s3(folder / "services")
+    moto, endpoint = _moto(folder)
     proxy = None
     try:
-        server.create_bucket("fleet")
-        proxy = subprocess.Popen([sys.executable, str(Path(__file__).with_name("latency_proxy.py")), "--target", server.endpoint.removeprefix("http://"),
+        proxy = subprocess.Popen([sys.executable, str(Path(__file__).with_name("latency_proxy.py")), "--target", endpoint.removeprefix("http://"),
                                   "--delay-ms", str(args.s3_latency_ms)], stdout=subprocess.PIPE, text=True)
         assert proxy.stdout is not None
         proxy_endpoint = f"http://127.0.0.1:{int(proxy.stdout.readline().split()[1])}"
@@ -164,11 +159,11 @@ def on_s3(args: argparse.Namespace) -> dict:
         def config_file(name: str, endpoint: str) -> Path:
             path = folder / f"{name}.yaml"
             catalog = {"type": "sql", "uri": f"sqlite:///{folder / 'catalog.db'}", "warehouse": "s3://fleet/warehouse",
-                       "pyiceberg": {**pyiceberg_s3_properties(server), "s3.endpoint": endpoint}}
+                       "pyiceberg": {**S3_PROPERTIES, "s3.endpoint": endpoint}}
             path.write_text(yaml.safe_dump({"home": str(folder), "catalogs": {"local": catalog}}))
             return path
 
-        direct, far = config_file("direct", server.endpoint), config_file("far", proxy_endpoint)
+        direct, far = config_file("direct", endpoint), config_file("far", proxy_endpoint)
         os.environ["ICEMAINT_CONFIG"] = str(direct)
         from maintenance.catalogs import get_catalog
         from maintenance.config import load_config
@@ -189,7 +184,38 @@ def on_s3(args: argparse.Namespace) -> dict:
     finally:
         if proxy is not None:
             proxy.kill()
-        server.stop()
+        moto.kill()
+        moto.wait()
+
+
+S3_PROPERTIES = {"s3.access-key-id": "bench", "s3.secret-access-key": "bench", "s3.region": "us-east-1", "s3.force-virtual-addressing": "false"}
+
+
+def _moto(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
+    """A moto S3 server of the benchmark's own (its log in `folder`), with the bucket `fleet`."""
+    import shutil
+    import socket
+
+    import boto3
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    executable = shutil.which("moto_server", path=str(Path(sys.executable).parent)) or "moto_server"
+    folder.mkdir(parents=True, exist_ok=True)
+    moto = subprocess.Popen([executable, "-H", "127.0.0.1", "-p", str(port)], stdout=(folder / "moto.log").open("wb"), stderr=subprocess.STDOUT)
+    endpoint = f"http://127.0.0.1:{port}"
+    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="bench", aws_secret_access_key="bench", region_name="us-east-1")
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            client.create_bucket(Bucket="fleet")
+            return moto, endpoint
+        except Exception:  # noqa: BLE001 (not listening yet)
+            if time.monotonic() > deadline or moto.poll() is not None:
+                moto.kill()
+                raise SystemExit(f"moto_server did not start (log: {folder / 'moto.log'})") from None
+            time.sleep(0.2)
 
 
 def shared(url: str) -> dict:

@@ -277,7 +277,7 @@ def fleet_s3_section(f: dict, options: list[str]) -> list[str]:
     return section(
         "fleet on S3 with latency",
         f"{f['tables']:,} tables made by the same generator (with {f.get('generate_workers', 4)} threads, in {f['generate_s']:.0f} s) on an S3 server (moto, "
-        f"started as the tests start it), then evaluated through a proxy that adds {f['latency_ms']:g} ms to every request "
+        f"started by the benchmark), then evaluated through a proxy that adds {f['latency_ms']:g} ms to every request "
         f"(`benchmarks/latency_proxy.py`; `benchmarks/fleet.py {' '.join(options)}`). The catalog is a SQL catalog on SQLite, so a warm cycle "
         "learns every table's metadata location in one query. Cold, warm (1% changed) and the cold check as in the section above; the cold cycle "
         f"reads {f['metadata_reads']} tables at once (`metadata_reads`, `maintenance/schedule/overlap.py`), and it is compared with one reading one "
