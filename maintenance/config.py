@@ -200,7 +200,7 @@ def _embedded_catalog(home: Path) -> CatalogConfig:
         type="sql",
         uri=f"sqlite:///{home / 'catalog.db'}",
         warehouse=(home / "warehouse").as_uri(),
-        metadata_reads=1,  # a local disk (`METADATA_READS`)
+        metadata_reads=default_metadata_reads("sql", (home / "warehouse").as_uri()),
     )
 
 
@@ -233,10 +233,15 @@ def _parse_catalog(name: str, entry: Any, source: str, home: Path) -> CatalogCon
     )
 
 
+def default_metadata_reads(ctype: str, warehouse: str | None) -> int:
+    """A catalog's `metadata_reads` when its entry names none (`METADATA_READS`)."""
+    on_local_disk = bool(warehouse) and (warehouse.startswith("file:") or "://" not in warehouse)  # type: ignore[union-attr]
+    return 1 if ctype == "hive" or on_local_disk else METADATA_READS
+
+
 def _metadata_reads(value: Any, ctype: str, warehouse: str | None, source: str, key: str) -> int:
     if value is None:
-        on_local_disk = bool(warehouse) and (warehouse.startswith("file:") or "://" not in warehouse)  # type: ignore[union-attr]
-        return 1 if ctype == "hive" or on_local_disk else METADATA_READS
+        return default_metadata_reads(ctype, warehouse)
     if isinstance(value, str) and value.strip().isdigit():  # from an environment reference
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 256:

@@ -9,8 +9,7 @@ the order the tables were given, so what a cycle records (problems, health, deci
 before ranking) does not depend on which read came back first.
 
 A catalog whose bound is 1 is read on the calling thread, exactly as before there was any
-overlap (pyiceberg's Hive catalog shares one Thrift transport between calls, so its default
-is 1). An exception a function lets out (a state database gone, a bad policy) is raised
+overlap (the default for Hive and for local warehouses: `config.default_metadata_reads`). An exception a function lets out (a state database gone, a bad policy) is raised
 here, in table order, and the reads not yet started are cancelled.
 """
 

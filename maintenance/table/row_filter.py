@@ -46,6 +46,18 @@ def parse_where(where: str, schema: Schema) -> BooleanExpression:
     return expression
 
 
+def check_where(where: str | None, schema: Schema) -> None:
+    """A job's `check_table`: the predicate fits the table (a PredicateError, exit 2, if not)."""
+    if where:
+        parse_where(where, schema)
+
+
+def scope_words(partitions: tuple[str, ...], where: str | None, preposition: str) -> str:
+    """How a plan's "nothing to do" names what it was limited to (` in region=3, where …`)."""
+    scope = [*partitions, *([f"where {where}"] if where else [])]
+    return f" {preposition} {', '.join(scope)}" if scope else ""
+
+
 def partition_matcher(where: str | None, schema: Schema, specs: dict[int, PartitionSpec]) -> Callable[[TableFile], bool]:
     """Whether a file's partition may hold a row matching `where` (every file when None)."""
     if not where:

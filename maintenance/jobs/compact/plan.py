@@ -54,7 +54,7 @@ from maintenance.jobs.options import SIZE
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex, require_equality_columns
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
-from maintenance.table.row_filter import parse_where, partition_matcher
+from maintenance.table.row_filter import check_where, partition_matcher, scope_words
 from maintenance.table.targets import PAGE_ROW_LIMIT_DEFAULT, data_file_target, parquet_page_row_limit
 
 ZORDER_TYPES = (IntegerType, LongType, FloatType, DoubleType, DecimalType, DateType, TimestampType, TimestamptzType, StringType, BinaryType,
@@ -102,8 +102,7 @@ class CompactPlan(RewritePlan):
 
     def nothing_to_do(self) -> str:
         o, target = self.options, SIZE.show(self.target_size)
-        scope = [*o.partitions, *([f"where {o.where}"] if o.where else [])]
-        where = f" of {', '.join(scope)}" if scope else ""
+        where = scope_words(o.partitions, o.where, "of")
         return (f"no partition{where} has data files outside {o.min_file_size_ratio:g}-{o.max_file_size_ratio:g} x the {target} target "
                 f"in a number worth rewriting (at least {o.min_input_files}, or more than the target together), "
                 f"nor one with at least {o.delete_ratio_threshold:g} of its rows deleted")
@@ -207,8 +206,7 @@ def _deletes_reaching(files: SnapshotFiles, targets: Sequence[TableFile], applie
 
 def check_table(table: Table, options: CompactOptions) -> None:
     """Before a command-line run takes its lease: the layout and `where` fit the table, or exit 2."""
-    if options.where:
-        parse_where(options.where, table.schema())
+    check_where(options.where, table.schema())
     try:
         layout(table, options)
     except LayoutError as exc:

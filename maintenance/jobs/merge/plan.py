@@ -22,7 +22,7 @@ from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import PlanInput
 from maintenance.table.deletes import DeleteIndex, require_equality_columns
 from maintenance.table.files import Content, SnapshotFiles, TableFile
-from maintenance.table.row_filter import parse_where, partition_matcher
+from maintenance.table.row_filter import check_where, partition_matcher, scope_words
 from maintenance.table.targets import DATA_TARGET_DEFAULT, PAGE_ROW_LIMIT_DEFAULT, data_file_target, parquet_page_row_limit
 
 
@@ -37,9 +37,7 @@ class MergePlan(RewritePlan):
         return not self.deletes
 
     def nothing_to_do(self) -> str:
-        scope = [*self.options.partitions, *([f"where {self.options.where}"] if self.options.where else [])]
-        where = f" in {', '.join(scope)}" if scope else ""
-        return f"no delete files{where}: nothing to merge"
+        return f"no delete files{scope_words(self.options.partitions, self.options.where, 'in')}: nothing to merge"
 
     def job_counters(self, detail: bool) -> dict[str, Any]:
         return {"delete_files_planned": len(self.deletes), "data_files_planned": len(self.targets)}
@@ -47,8 +45,7 @@ class MergePlan(RewritePlan):
 
 def check_table(table: Table, options: MergeOptions) -> None:
     """Before a command-line run takes its lease: `where` fits the table, or exit 2."""
-    if options.where:
-        parse_where(options.where, table.schema())
+    check_where(options.where, table.schema())
 
 
 def plan(inputs: PlanInput, options: MergeOptions) -> MergePlan:
