@@ -133,14 +133,12 @@ def empty_state_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[
 def state(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     """A migrated state store of each kind, shared by a module's tests."""
     from maintenance.state.database import ensure_schema, make_engine
-    from maintenance.state.leases import LeaseStore
-    from maintenance.state.runs import RunStore
     from maintenance.state.store import StateStore
 
     for url in new_state_url(request.param, tmp_path_factory.mktemp("state")):
         engine = make_engine(url)
         ensure_schema(engine)
-        yield StateStore(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine))
+        yield StateStore.on(engine)
         engine.dispose()
 
 

@@ -93,7 +93,9 @@ class Daemon:
         self.status = StatusCache(config, ttl_s=self.settings.interval_s)
         self.kept = KeptEvaluations()  # what each cycle saw of the tables that stay put (`schedule/kept.py`); the evaluation thread's alone
         # this daemon's share of the fleet (`schedule/share.py`)
-        self.membership = Membership(self.holder, Membership.ttl_for(config.leases.ttl_seconds, self.settings.interval_s))
+        self.membership = Membership(self.holder, Membership.ttl_for(config.leases.ttl_seconds))
+        self.evaluate_again = False  # the fleet's members moved during an evaluation: another one follows at once
+        self.wake_evaluation: Callable[[], None] = lambda: None  # start an evaluation now (the scheduler's, once running)
 
     # -- lifecycle ---------------------------------------------------------------------
     def run(self) -> int:
@@ -112,8 +114,10 @@ class Daemon:
                           next_run_time=datetime.now(timezone.utc), max_instances=1, coalesce=True, misfire_grace_time=None)
         scheduler.add_job(self.stop_idle_spark, "interval", seconds=max(1.0, min(30.0, self.settings.spark_idle_s / 2)), id="idle",
                           max_instances=1, coalesce=True)
+        scheduler.add_job(self.keep_membership, "interval", seconds=self.membership.heartbeat_s, id="membership", max_instances=1, coalesce=True)
         scheduler.start()
         self.scheduler_running = lambda: bool(scheduler.running)
+        self.wake_evaluation = lambda: scheduler.modify_job("evaluate", next_run_time=datetime.now(timezone.utc))
         log.info("daemon started", holder=self.holder, interval_s=self.settings.interval_s, max_concurrent_jobs=self.settings.max_concurrent_jobs,
                  metrics_port=self.http_port, policies=str(self.config.policies_dir))
         while not self.stopping.wait(0.5):
@@ -207,13 +211,36 @@ class Daemon:
 
     # -- work --------------------------------------------------------------------------
     def evaluate_and_dispatch(self) -> None:
-        if self.stopping.is_set():
+        """One evaluation, and another at once while the fleet's members moved meanwhile."""
+        while not self.stopping.is_set():
+            self.evaluate_again = False
+            self.evaluation_started = time.monotonic()
+            try:
+                self._evaluate_and_dispatch()
+            finally:
+                self.evaluation_started = None
+            if not self.evaluate_again:
+                return
+
+    def keep_membership(self) -> None:
+        """The membership heartbeat (`schedule/share.py`): renew this daemon's share of the
+        fleet whatever its evaluation does, unless it is wedged (`alive`); when the members
+        moved, evaluate now rather than at the next interval (a killed daemon's share is
+        taken within one lease TTL)."""
+        if self.stopping.is_set() or not self.alive()[0]:
             return
-        self.evaluation_started = time.monotonic()
         try:
-            self._evaluate_and_dispatch()
-        finally:
-            self.evaluation_started = None
+            moved = self.membership.heartbeat(open_state(self.config))
+        except IcemaintError as exc:  # the database is away: the evaluation's probe reports it
+            log.debug("daemon membership not renewed", error=str(exc))
+            return
+        if not moved:
+            return
+        log.info("fleet members moved; evaluating now")
+        if self.evaluation_started is not None:
+            self.evaluate_again = True
+        else:
+            self.wake_evaluation()
 
     def _evaluate_and_dispatch(self) -> None:
         state = self._probe_state()

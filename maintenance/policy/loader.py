@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -244,9 +245,15 @@ def job_keys(job: str) -> set[str]:
     return _JOB_KEYS | {o.policy_key.split(".")[0] for o in spec.option_specs() if o.policy_key} | {o.iceberg for o in spec.option_specs() if o.iceberg and o.policy_key}
 
 
+def policy_properties(properties: Mapping[str, str]) -> dict[str, str]:
+    """The table's properties its policy depends on (`policy_for` reads no other): its
+    `icemaint.` ones that are not bookkeeping."""
+    return {k: v for k, v in properties.items() if k.startswith(PROPERTY_PREFIX) and not _is_bookkeeping(k)}
+
+
 def overrides_from_properties(properties: dict[str, str]) -> tuple[dict[str, str], dict[str, Any]]:
     """The table's `icemaint.` properties, and the job settings they spell as nested values."""
-    own = {k: v for k, v in properties.items() if k.startswith(PROPERTY_PREFIX) and not _is_bookkeeping(k)}
+    own = policy_properties(properties)
     nested: dict[str, Any] = {}
     for key, value in own.items():
         parts = key[len(PROPERTY_PREFIX) :].split(".")

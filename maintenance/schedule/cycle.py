@@ -23,14 +23,15 @@ from maintenance.jobs import registry
 from maintenance.jobs.outcome import JobResult
 from maintenance.jobs.runner import run_job
 from maintenance.jobs.spec import PlanInput, PreparedPlan, Progress, no_progress
-from maintenance.policy.loader import load_policies
+from maintenance.policy.loader import load_policies, policy_properties
 from maintenance.policy.model import JobPolicy, Policy
 from maintenance.policy.resolve import policy_for
+from maintenance.schedule import shared
 from maintenance.schedule.histories import HISTORY_LIMIT
 from maintenance.schedule.kept import Kept, KeptEvaluations
 from maintenance.schedule.overlap import in_order
 from maintenance.schedule.planner import Decision, decide, rank
-from maintenance.schedule.share import Membership, Share
+from maintenance.schedule.share import ALONE, Membership, Share
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.store import StateStore
 from maintenance.table.health import TableHealth, oldest_snapshot_ms, table_health
@@ -82,12 +83,15 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
             except IcemaintError as exc:
                 result.catalogs_failing[name] = result.problems[f"catalog {name}"] = str(exc)
                 log.warning("catalog not listed", catalog=name, error=str(exc))
+    listed = {str(ref) for ref in refs}
     if listing and membership is not None:
         result.shares = membership.shares(state, result.catalogs_listed)
         refs = [ref for ref in refs if result.shares[ref.catalog].holds(ref)]
+    on = shared.basis(config)
     if kept is not None:
         kept.histories.refresh(state)
         kept.reused = 0
+        shared.adopt(kept, state, refs, locations, on)
     one_table = lambda ref: _evaluate_one(config, state, ref, policies, now, kept, locations.get(str(ref)))  # noqa: E731
     for ref, (found, health, problem) in zip(refs, in_order(refs, lambda name: config.catalog(name).metadata_reads, one_table)):
         decisions.extend(found)
@@ -97,8 +101,12 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
             result.problems[str(ref)] = problem
             if kept is not None:
                 kept.forget(ref)
+    if kept is not None:
+        shared.publish(kept, state, refs, on)
     if kept is not None and listing:
         kept.keep_only({str(ref) for ref in refs})
+        for name in result.catalogs_listed:
+            shared.forget_dropped(state, name, listed, result.shares.get(name, ALONE))
     result.decisions = rank(decisions)
     return result
 
@@ -133,7 +141,7 @@ def evaluate_table(config: Config, state: StateStore, ref: TableRef, policies: l
     if found is None:
         table = table if table is not None else load_table(config, ref)
         found = kept.get(ref, table.metadata_location) if kept is not None else None
-    properties = found.properties if found is not None else dict(table.properties)  # type: ignore[union-attr]
+    properties = found.properties if found is not None else policy_properties(table.properties)  # type: ignore[union-attr]
     table_policy = policy_for(ref, properties, policies)
     active = table_policy.enabled and bool(table_policy.enabled_jobs())
     health = found.health_at(now.timestamp()) if found is not None else None

@@ -19,9 +19,11 @@ What can change with no new metadata, and is therefore never kept:
 Where the metadata location comes from: the SQL catalog lists every table's in one query
 (`catalogs.metadata_locations`), so an unchanged table costs no read at all; other
 catalogs (Hive, REST) say it only by loading the table, so there the metadata file is read
-and its manifests are not. The kept evaluations live in the daemon's process: a one-off
-`icemaint plan` or `run` evaluates cold, and the re-check under a job's lease
-(`cycle.still_due`) never uses them. Bounded: the tables its catalogs list.
+and its manifests are not. The kept evaluations live in the daemon's process, and are
+shared with the other daemons on its state database (`schedule/shared.py`: a daemon that
+takes over a share or restarts starts warm); a one-off `icemaint plan` or `run` evaluates
+cold, and the re-check under a job's lease (`cycle.still_due`) never uses them. Bounded:
+the tables its catalogs list.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ class Kept:
     """One table as its last evaluation saw it."""
 
     metadata_location: str
-    properties: dict[str, str]
+    properties: dict[str, str]  # those its policy is chosen by (`policy_properties`)
     health: TableHealth | None  # None: its policy left it alone, so no manifest was read
     oldest_snapshot_ms: int | None  # its oldest snapshot's time: its age at any moment, rounded once as `table_health` does
     nothing_to_do: dict[tuple[str, str], str] = field(default_factory=dict)  # (job, its options' repr) -> the plan's reason
@@ -57,6 +59,7 @@ class KeptEvaluations:
 
     def __init__(self) -> None:
         self._tables: dict[str, Kept] = {}
+        self._shared: dict[str, tuple[str, int]] = {}  # table -> (metadata location, plans' "nothing to do") as the state database has it
         self.histories = RunHistories()
         self.reused = 0  # tables of the last cycle evaluated from what was kept (for logs and the bench)
         self._counting = threading.Lock()  # tables are evaluated on several threads (`overlap.in_order`)
@@ -78,14 +81,37 @@ class KeptEvaluations:
             self.histories.forget(str(ref))  # moved: perhaps a new table under the old name
         self._tables[str(ref)] = kept
 
+    def adopt(self, ref: TableRef, kept: Kept) -> None:
+        """Keep what another daemon (or this one before a restart) saw, as the database has it."""
+        self.keep(ref, kept)
+        self._shared[str(ref)] = (kept.metadata_location, len(kept.nothing_to_do))
+
+    def unshared(self, refs: list[TableRef]) -> list[tuple[TableRef, Kept]]:
+        """Of these tables, those whose kept evaluation the database lacks: new, moved, or
+        with a plan's "nothing to do" found since (`shared_as` records what was written)."""
+        found = []
+        for ref in refs:
+            kept = self._tables.get(str(ref))
+            if kept is not None and self._shared.get(str(ref)) != (kept.metadata_location, len(kept.nothing_to_do)):
+                found.append((ref, kept))
+        return found
+
+    def shared_as(self, ref: TableRef, kept: Kept) -> None:
+        self._shared[str(ref)] = (kept.metadata_location, len(kept.nothing_to_do))
+
     def forget(self, ref: TableRef) -> None:
         self._tables.pop(str(ref), None)
+        self._shared.pop(str(ref), None)
 
     def keep_only(self, tables: set[str]) -> None:
         """Forget every table not listed this cycle (dropped, or its catalog gone)."""
         for table in [t for t in self._tables if t not in tables]:
             del self._tables[table]
+            self._shared.pop(table, None)
         self.histories.keep_only(tables)
+
+    def __contains__(self, ref: TableRef) -> bool:
+        return str(ref) in self._tables
 
     def __len__(self) -> int:
         return len(self._tables)

@@ -6,7 +6,8 @@ hosts with skewed clocks still agree on when a lease expires.
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Index, String, Text
+from sqlalchemy import BigInteger, Index, LargeBinary, String, Text
+from sqlalchemy.dialects import mysql
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -58,3 +59,23 @@ class RunRow(Base):
         Index("ix_icemaint_runs_started", "started_at_ms"),  # migration 0004: which tables' runs moved since a moment
         Index("ix_icemaint_runs_ended", "ended_at_ms"),
     )
+
+
+# zlib-compressed JSON; MariaDB/MySQL's BLOB stops at 64 KiB, a table of thousands of partitions needs more
+COMPRESSED_JSON = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb")
+
+
+class EvaluationRow(Base):
+    """What a daemon's evaluation saw of one table at one metadata location (migration 0005),
+    for every daemon on the database: `schedule/shared.py`."""
+
+    __tablename__ = "icemaint_evaluations"
+
+    table_name: Mapped[str] = mapped_column(String(512), primary_key=True)
+    catalog: Mapped[str] = mapped_column(String(255), nullable=False)
+    metadata_location: Mapped[str] = mapped_column(Text, nullable=False)
+    basis: Mapped[str] = mapped_column(String(64), nullable=False)  # what else the evaluation depended on (a digest)
+    kept: Mapped[bytes] = mapped_column(COMPRESSED_JSON, nullable=False)
+    written_at_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+    __table_args__ = (Index("ix_icemaint_evaluations_catalog", "catalog"),)

@@ -1,4 +1,4 @@
-"""One handle on the state database for a process: leases and run history, schema upgraded."""
+"""One handle on the state database for a process: leases, run history and shared evaluations, schema upgraded."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from sqlalchemy import Engine
 
 from maintenance.config import Config
 from maintenance.state.database import ensure_schema, make_engine
+from maintenance.state.evaluations import EvaluationStore
 from maintenance.state.leases import LeaseStore
 from maintenance.state.runs import RunStore
 
@@ -18,13 +19,19 @@ class StateStore:
     engine: Engine
     leases: LeaseStore
     runs: RunStore
+    evaluations: EvaluationStore
+
+    @classmethod
+    def on(cls, engine: Engine) -> StateStore:
+        """Every store on one engine (whose schema is already the newest)."""
+        return cls(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine), evaluations=EvaluationStore(engine))
 
 
 @lru_cache(maxsize=None)
 def _open(url: str) -> StateStore:
     engine = make_engine(url)
     ensure_schema(engine)
-    return StateStore(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine))
+    return StateStore.on(engine)
 
 
 def open_state(config: Config) -> StateStore:

@@ -103,6 +103,12 @@ class TableHealth(FileCounters):
         partitions = fields.pop("partitions")
         return {**ordered, **fields, "partitions": partitions}
 
+    @classmethod
+    def from_json(cls, fields: dict[str, Any]) -> TableHealth:
+        """The health `to_json` gave (kept evaluations shared through the state database)."""
+        partitions = [PartitionHealth(**p) for p in fields.get("partitions", [])]
+        return cls(**{**fields, "partitions": partitions})
+
 
 def oldest_snapshot_ms(metadata: TableMetadata) -> int | None:
     """When the table's oldest snapshot was committed (None: no snapshot)."""

@@ -211,11 +211,9 @@ def test_after_a_state_reset_the_run_records_the_epoch_it_committed_under(spark,
 
 def state_store(url: str) -> StateStore:
     from maintenance.state.database import make_engine
-    from maintenance.state.leases import LeaseStore
-    from maintenance.state.runs import RunStore
 
     engine = make_engine(url)
-    return StateStore(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine))
+    return StateStore.on(engine)
 
 
 def test_a_commit_that_lost_a_race_is_retried_and_logged_once_at_info(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:

@@ -564,12 +564,10 @@ def _thousand_tables(config: Config, state: StateStore) -> Evaluation:
 
 def test_the_overview_of_1000_tables_renders_from_the_cache_and_paginates(config: Config, tmp_path: Path) -> None:
     from maintenance.state.database import ensure_schema, make_engine
-    from maintenance.state.leases import LeaseStore
-    from maintenance.state.runs import RunStore
 
     engine = make_engine(f"sqlite:///{tmp_path / 'state.db'}")
     ensure_schema(engine)
-    state = StateStore(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine))
+    state = StateStore.on(engine)
     evaluation = _thousand_tables(config, state)
     expected = ranked(evaluation, {f"lake.ns{i % 25}.table_{i:04d}" for i in range(0, 1000, 50)})
     pages = published(config, state, evaluation)

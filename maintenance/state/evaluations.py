@@ -1,0 +1,78 @@
+"""What daemons' evaluations saw of each table, in the state database, for every daemon on it.
+
+Rows are written and read by `schedule/shared.py`, which says what a row means and why
+using one is safe; this module only stores them. Each row is a cache entry: a lost write, or
+two daemons writing one table at once, costs a read of the table later, never a wrong
+decision, so writes are upserts that the last writer wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from sqlalchemy import Engine, and_, delete, select
+from sqlalchemy.dialects import mysql, postgresql, sqlite
+
+from maintenance.state.database import db_now_ms, unavailable_as_error
+from maintenance.state.schema import EvaluationRow
+
+evaluations = EvaluationRow.__table__
+NAMES_AT_ONCE = 500  # names in one IN (...) list
+
+
+@dataclass(frozen=True)
+class StoredEvaluation:
+    table: str
+    catalog: str
+    metadata_location: str
+    basis: str
+    kept: bytes  # what `schedule/shared.py` wrote: compressed JSON
+
+
+class EvaluationStore:
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._now = db_now_ms(engine)
+
+    def read(self, tables: Collection[str], basis: str) -> dict[str, StoredEvaluation]:
+        """The rows of the named tables written on `basis` (others are of no use here)."""
+        names = sorted(tables)
+        found: dict[str, StoredEvaluation] = {}
+        with unavailable_as_error(), self.engine.connect() as conn:
+            for start in range(0, len(names), NAMES_AT_ONCE):
+                query = select(evaluations).where(and_(evaluations.c.table_name.in_(names[start:start + NAMES_AT_ONCE]), evaluations.c.basis == basis))
+                for row in conn.execute(query):
+                    found[row.table_name] = StoredEvaluation(row.table_name, row.catalog, row.metadata_location, row.basis, bytes(row.kept))
+        return found
+
+    def write(self, rows: Collection[StoredEvaluation]) -> None:
+        """Insert or replace each row (one transaction per `NAMES_AT_ONCE` rows)."""
+        batch = list(rows)
+        with unavailable_as_error():
+            for start in range(0, len(batch), NAMES_AT_ONCE):
+                with self.engine.begin() as conn:
+                    for row in batch[start:start + NAMES_AT_ONCE]:
+                        conn.execute(self._upsert(row))
+
+    def names(self, catalog: str) -> set[str]:
+        """Every table of the catalog with a row."""
+        with unavailable_as_error(), self.engine.connect() as conn:
+            return {r[0] for r in conn.execute(select(evaluations.c.table_name).where(evaluations.c.catalog == catalog))}
+
+    def forget(self, tables: Collection[str]) -> None:
+        names = sorted(tables)
+        with unavailable_as_error(), self.engine.begin() as conn:
+            for start in range(0, len(names), NAMES_AT_ONCE):
+                conn.execute(delete(evaluations).where(evaluations.c.table_name.in_(names[start:start + NAMES_AT_ONCE])))
+
+    def _upsert(self, row: StoredEvaluation):  # type: ignore[no-untyped-def]
+        values = {"table_name": row.table, "catalog": row.catalog, "metadata_location": row.metadata_location, "basis": row.basis,
+                  "kept": row.kept, "written_at_ms": self._now}
+        changed = {key: value for key, value in values.items() if key != "table_name"}
+        backend = self.engine.dialect.name
+        if backend == "postgresql":
+            return postgresql.insert(evaluations).values(**values).on_conflict_do_update(index_elements=["table_name"], set_=changed)
+        if backend in ("mysql", "mariadb"):
+            return mysql.insert(evaluations).values(**values).on_duplicate_key_update(**changed)
+        return sqlite.insert(evaluations).values(**values).on_conflict_do_update(index_elements=["table_name"], set_=changed)
