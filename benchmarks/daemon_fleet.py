@@ -10,12 +10,12 @@ never start Spark: what is measured is the evaluation loop and what it keeps.
 
 - memory: one daemon (SQLite state) through a cold and a warm cycle; the resident memory of
   its whole process tree (`memory.tree_rss_mib`) after the warm cycle, and the Python
-  process's peak (`VmHWM`).
+  process's peak (`VmHWM`). Then it is stopped and started again on the same state: its
+  first cycle after the restart (from the evaluations it shared, `schedule/shared.py`).
 - takeover: two daemons on PostgreSQL state (a database of its own, made afresh) share the
   fleet (`maintenance/schedule/share.py`); once both have evaluated their shares, one is
   killed with SIGKILL (its whole process group), and the time until the survivor's cycle
-  covers every table is measured, against the membership TTL (the longer of
-  `leases.ttl_seconds` and three intervals).
+  covers every table is measured, against the lease TTL (a membership lives half of it).
 Each daemon's cycles are read from its JSON log ("evaluated" lines: tables, share, seconds).
 """
 
@@ -58,7 +58,7 @@ def main() -> None:
     policies.mkdir(exist_ok=True)
     (policies / "never.yaml").write_text("name: never\njobs:\n  compact:\n    when: {data_files: 1000000}\n")
     result = {"tables": args.tables, "generate_s": made.seconds, "tables_created": made.tables_created, "interval_s": INTERVAL_S,
-              "lease_ttl_s": LEASE_TTL_S, "membership_ttl_s": max(LEASE_TTL_S, 3 * INTERVAL_S)}
+              "lease_ttl_s": LEASE_TTL_S, "membership_ttl_s": LEASE_TTL_S / 2}
     result.update(memory(home, policies, args.tables))
     result.update(takeover(home, policies, args.tables, args.postgres))
     print(json.dumps(result, indent=2))
@@ -110,6 +110,8 @@ def _stop(daemon: subprocess.Popen[bytes]) -> None:
 
 def memory(home: Path, policies: Path, tables: int) -> dict:
     log = home / "memory-daemon.log"
+    for stale in [log, home / "restarted-daemon.log", *home.glob("memory-state.db*")]:  # a cold start: no shared evaluation yet
+        stale.unlink(missing_ok=True)
     daemon = _start(_config(home, policies, "memory", f"sqlite:///{home / 'memory-state.db'}"), log)
     try:
         cycles = _wait_for(log, 2, 1800, "memory")
@@ -118,8 +120,14 @@ def memory(home: Path, policies: Path, tables: int) -> dict:
         java = subprocess.run(["pgrep", "-f", "-s", str(os.getpgid(daemon.pid)), "java"], capture_output=True).returncode == 0
     finally:
         _stop(daemon)
+    restart_log = home / "restarted-daemon.log"
+    restarted = _start(_config(home, policies, "memory", f"sqlite:///{home / 'memory-state.db'}"), restart_log)
+    try:
+        first_after_restart = _wait_for(restart_log, 1, 1800, "restart")[0]
+    finally:
+        _stop(restarted)
     return {"memory_cycles": cycles[:2], "daemon_rss_mib": rss, "daemon_peak_mib": peak, "jvm_running": java,
-            "memory_tables_evaluated": cycles[0].get("tables")}
+            "memory_tables_evaluated": cycles[0].get("tables"), "restart_cycle": first_after_restart}
 
 
 def takeover(home: Path, policies: Path, tables: int, url: str) -> dict:

@@ -37,12 +37,16 @@ class UnknownSnapshotError(IcemaintError):
     exit_code = EXIT_USAGE
 
 
-class PredicateError(IcemaintError):
-    """A `where` predicate that does not parse or does not fit a table: the user's error on
-    the command line (exit 2), but in a cycle one table's problem, not the cycle's (a
-    policy's predicate may name a column that only some of its tables have)."""
+class TableOptionError(IcemaintError):
+    """A job option that does not fit a table (a `where` naming a column it lacks, an output
+    spec id it does not have): the user's error on the command line (exit 2), but in a cycle
+    one table's problem, not the cycle's (a policy applies to tables that differ)."""
 
     exit_code = EXIT_USAGE
+
+
+class PredicateError(TableOptionError):
+    """A `where` predicate that does not parse or does not fit a table."""
 
 
 class CatalogUnavailableError(IcemaintError):

@@ -321,6 +321,7 @@ class Predicate(Kind):
 
 
 INTEGER_AT_LEAST_1 = Integer("integer >= 1", minimum=1)
+INTEGER_AT_LEAST_0 = Integer("integer >= 0", minimum=0)
 DURATION = Duration("duration")
 SIZE = Size("size")
 FLAG = Flag("boolean")

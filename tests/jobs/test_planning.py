@@ -119,10 +119,10 @@ def test_merge_targets_every_file_a_delete_applies_to_and_packs_small_ones() -> 
     hit, untouched_small, other_region = data(1, "a", size=10), data(1, "a", size=10, ids=(50, 60)), data(1, "b", size=10)
     file_scoped = pos(2, "a", referenced=hit.path)
     partition_scoped = pos(2, "b")
-    plan = plan_merge(snapshot(hit, untouched_small, other_region, file_scoped, partition_scoped), current_spec_id=1, small_file_bytes=100)
+    plan = plan_merge(snapshot(hit, untouched_small, other_region, file_scoped, partition_scoped), output_spec_id=1, small_file_bytes=100)
     assert {t.path for t in plan.targets} == {hit.path, untouched_small.path, other_region.path}
     assert {d.path for d in plan.deletes} == {file_scoped.path, partition_scoped.path}
-    scoped = plan_merge(snapshot(hit, other_region, file_scoped, partition_scoped), current_spec_id=1, options=MergeOptions(partitions=("region=b",)))
+    scoped = plan_merge(snapshot(hit, other_region, file_scoped, partition_scoped), output_spec_id=1, options=MergeOptions(partitions=("region=b",)))
     assert {t.path for t in scoped.targets} == {other_region.path} and {d.path for d in scoped.deletes} == {partition_scoped.path}
 
 
@@ -215,11 +215,11 @@ def test_the_budget_goes_to_the_groups_readers_suffer_from_most_per_byte_not_the
     a_delete, b_deletes = pos(2, "a", records=1), [pos(2, "b", records=50) for _ in range(3)]
     files = snapshot(*big, *small, a_delete, *b_deletes)
 
-    plan = plan_merge(files, current_spec_id=1, options=MergeOptions(max_bytes_per_run=150, max_group_bytes=1000))
+    plan = plan_merge(files, output_spec_id=1, options=MergeOptions(max_bytes_per_run=150, max_group_bytes=1000))
 
     assert [g.partitions for g in plan.groups] == [((1, ("b",)),)] and plan.groups_deferred == 1
     assert plan.reach[b_deletes[0].key] == {small[0].path} and plan.reach[a_delete.key] == {f.path for f in big}
-    whole = plan_merge(files, current_spec_id=1, options=MergeOptions(max_group_bytes=1000))
+    whole = plan_merge(files, output_spec_id=1, options=MergeOptions(max_group_bytes=1000))
     b_first, a_second = whole.groups
     assert b_first.reader_benefit / b_first.input_bytes > a_second.reader_benefit / a_second.input_bytes
     assert b_first.reader_benefit == 3 * OPEN_COST_BYTES + 150 * DELETE_RECORD_BYTES  # one file, nothing fewer

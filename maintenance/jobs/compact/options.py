@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from maintenance.jobs.file_groups.options import GroupOptions
 from maintenance.jobs.options import (
+    FLAG,
     FRACTION,
     INTEGER_AT_LEAST_1,
     SIZE,
@@ -35,5 +36,7 @@ class CompactOptions(GroupOptions):
     max_file_size_ratio: float = option(1.8, Ratio("number > 1", above=1.0), "Files above this multiple of the target size are rewritten (split).")
     min_input_files: int = option(5, INTEGER_AT_LEAST_1, "A partition is rewritten once it has this many files worth rewriting "
                                                          "(or when together they exceed the target size).", iceberg="min-input-files")
+    rewrite_all: bool = option(False, FLAG, "Rewrite every data file in scope, whatever its size, in every partition that has one.",
+                               iceberg="rewrite-all")
     delete_ratio_threshold: float = option(0.3, FRACTION, "A data file whose rows are deleted at least this much by deletes scoped to it "
                                                           "(deletion vectors, file-scoped position deletes) is rewritten.", iceberg="delete-ratio-threshold")

@@ -10,8 +10,11 @@ snapshot's live files:
 - a partition's candidates are rewritten when there are at least `min_input_files` of
   them, when together (two or more) they exceed the target size, when one alone exceeds the
   maximum (it is split), or when one of them qualifies by its deletes;
-- files of an older partition spec are taken together as one "partition" (their rows
-  belong to many partitions of the current spec), and written into the current spec.
+- files of another partition spec than the output one are taken together as one
+  "partition" (their rows belong to many partitions of the output spec), and written into
+  it; the output spec is the current one unless `output_spec_id` names another;
+- `rewrite_all` (Iceberg's `rewrite-all`) makes every data file in scope a candidate and
+  every partition with one worth rewriting, whatever the sizes.
 
 So a table whose partitions each hold one file near the target has nothing to do, and
 the next plan after a COMPACT says so. Deletes are applied on the way (the rewrite reads
@@ -49,6 +52,7 @@ from pyiceberg.types import (
 from maintenance.errors import IcemaintError, UsageError
 from maintenance.jobs.compact.options import CompactOptions
 from maintenance.jobs.file_groups.deletes import applied_deletes
+from maintenance.jobs.file_groups.options import output_spec
 from maintenance.jobs.file_groups.plan import RewritePlan
 from maintenance.jobs.options import SIZE
 from maintenance.jobs.spec import PlanInput
@@ -103,6 +107,8 @@ class CompactPlan(RewritePlan):
     def nothing_to_do(self) -> str:
         o, target = self.options, SIZE.show(self.target_size)
         where = scope_words(o.partitions, o.where, "of")
+        if o.rewrite_all:
+            return f"no partition{where} has data files"
         return (f"no partition{where} has data files outside {o.min_file_size_ratio:g}-{o.max_file_size_ratio:g} x the {target} target "
                 f"in a number worth rewriting (at least {o.min_input_files}, or more than the target together), "
                 f"nor one with at least {o.delete_ratio_threshold:g} of its rows deleted")
@@ -118,12 +124,12 @@ class CompactPlan(RewritePlan):
 def plan(inputs: PlanInput, options: CompactOptions) -> CompactPlan:
     table = inputs.table
     target = options.target_file_size or data_file_target(table.properties)
-    return plan_compact(inputs.files, table.spec().spec_id, target, options, layout(table, options),
+    return plan_compact(inputs.files, output_spec(table, options).spec_id, target, options, layout(table, options),
                         page_row_limit=parquet_page_row_limit(table.properties),
                         check=lambda deletes: require_equality_columns(table.schema(), deletes, str(inputs.ref)))
 
 
-def plan_compact(files: SnapshotFiles, current_spec_id: int, target_size: int, options: CompactOptions, chosen_layout: Layout, *,
+def plan_compact(files: SnapshotFiles, output_spec_id: int, target_size: int, options: CompactOptions, chosen_layout: Layout, *,
                  page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT, check: Callable[[list[TableFile]], None] | None = None) -> CompactPlan:
     """The candidates worth rewriting, the deletes that may go with them, and the groups a
     run rewrites (`RewritePlan.hold_groups`); `check` refuses deletes the run could not apply."""
@@ -137,8 +143,8 @@ def plan_compact(files: SnapshotFiles, current_spec_id: int, target_size: int, o
             continue
         deleted = scoped_deletes.get(data.path, 0)
         too_deleted = bool(data.records) and min(deleted, data.records) / data.records >= options.delete_ratio_threshold
-        if data.size < min_size or data.size > max_size or too_deleted:
-            key = data.partition_key if data.spec_id == current_spec_id else (-1, ())  # older specs: one group
+        if options.rewrite_all or data.size < min_size or data.size > max_size or too_deleted:
+            key = data.partition_key if data.spec_id == output_spec_id else (-1, ())  # older specs: one group
             by_partition[key].append(data)
     targets: list[TableFile] = []
     partitions = 0
@@ -154,7 +160,7 @@ def plan_compact(files: SnapshotFiles, current_spec_id: int, target_size: int, o
     compact_plan = CompactPlan(
         snapshot_id=files.snapshot_id,
         sequence_number=files.sequence_number,
-        current_spec_id=current_spec_id,
+        output_spec_id=output_spec_id,
         target_size=target_size,
         page_row_limit=page_row_limit,
         targets=targets,
@@ -168,6 +174,8 @@ def plan_compact(files: SnapshotFiles, current_spec_id: int, target_size: int, o
 
 
 def _worth_rewriting(candidates: Sequence[TableFile], target: int, max_size: float, options: CompactOptions, scoped_deletes: dict[str, int]) -> bool:
+    if options.rewrite_all:
+        return True
     total = sum(f.size for f in candidates)
     many = len(candidates) > 1 and len(candidates) >= options.min_input_files
     enough_content = len(candidates) > 1 and total > target
@@ -217,7 +225,7 @@ def layout(table: Table, options: CompactOptions) -> Layout:
     """The row layout the options ask for, checked against the table (a LayoutError if unfit)."""
     schema = table.schema()
     partition_keys = tuple(
-        SortKey(schema.find_column_name(f.source_id) or "", str(f.transform)) for f in table.spec().fields if str(f.transform) != "void"
+        SortKey(schema.find_column_name(f.source_id) or "", str(f.transform)) for f in output_spec(table, options).fields if str(f.transform) != "void"
     )
     sort_order = table.sort_order()
     strategy = options.strategy

@@ -168,7 +168,7 @@ def max_output_bytes(target: int) -> int:
     return int(target * MAX_OUTPUT_FACTOR)
 
 
-def plan_groups(targets: Sequence[TableFile], current_spec_id: int, live_fraction: dict[PartitionKey, float], *,
+def plan_groups(targets: Sequence[TableFile], output_spec_id: int, live_fraction: dict[PartitionKey, float], *,
                 max_group_bytes: int | None = None, target_size: int | None = None, page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT,
                 max_concurrent_groups: int = DEFAULT_MAX_CONCURRENT_GROUPS) -> list[FileGroup]:
     """Groups of at most `max_group_bytes` input bytes, largest group first.
@@ -185,10 +185,10 @@ def plan_groups(targets: Sequence[TableFile], current_spec_id: int, live_fractio
     every target is then written together (in consecutive runs of at most
     `max_group_bytes`), so each current partition gets files near the target instead of one
     fragment per old partition."""
-    if any(f.spec_id != current_spec_id for f in targets):
+    if any(f.spec_id != output_spec_id for f in targets):
         ordered = sorted(targets, key=lambda f: (f.spec_id, str(f.partition), f.path))
         return [
-            FileGroup(((current_spec_id, ()),), chunk, int(sum(f.size * live_fraction.get(f.partition_key, 1.0) for f in chunk)), spread=True,
+            FileGroup(((output_spec_id, ()),), chunk, int(sum(f.size * live_fraction.get(f.partition_key, 1.0) for f in chunk)), spread=True,
                       moves_rows=True)
             for chunk in _consecutive(ordered, max_group_bytes)
         ]

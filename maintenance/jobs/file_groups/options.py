@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from maintenance.jobs.options import INTEGER_AT_LEAST_1, SIZE, option
+from maintenance.errors import TableOptionError
+from maintenance.jobs.options import INTEGER_AT_LEAST_0, INTEGER_AT_LEAST_1, SIZE, option
+
+if TYPE_CHECKING:
+    from pyiceberg.partitioning import PartitionSpec
+    from pyiceberg.table import Table
 
 DEFAULT_MAX_GROUP_BYTES = 100 * 1024**3
 DEFAULT_MAX_CONCURRENT_GROUPS = 4
@@ -20,3 +26,17 @@ class GroupOptions:
     commit_every_groups: int = option(DEFAULT_COMMIT_EVERY_GROUPS, INTEGER_AT_LEAST_1,
                                       "Commit (and verify) after this many groups: a failure later does not undo what was committed.")
     max_bytes_per_run: int | None = option(None, SIZE, "Rewrite at most this many input bytes per run; the rest waits for the next run.")
+    output_spec_id: int | None = option(None, INTEGER_AT_LEAST_0, "Write the new files in this partition spec of the table (default: the "
+                                        "current one); files of other specs are rewritten into it.", iceberg="output-spec-id", metavar="ID")
+
+
+def output_spec(table: Table, options: GroupOptions) -> PartitionSpec:
+    """The spec a run writes its files in: the option's, which the table must have, else
+    the current one (a TableOptionError, exit 2, names the table's specs)."""
+    if options.output_spec_id is None:
+        return table.spec()
+    specs = table.specs()
+    if options.output_spec_id not in specs:
+        known = ", ".join(str(s) for s in sorted(specs))
+        raise TableOptionError(f"output_spec_id {options.output_spec_id}: the table has no such partition spec (its specs: {known})")
+    return specs[options.output_spec_id]

@@ -47,7 +47,7 @@ class RewritePlan(ABC):
 
     snapshot_id: int  # the planning snapshot
     sequence_number: int  # its sequence number: the new files' data sequence number
-    current_spec_id: int  # the spec every new file is written in
+    output_spec_id: int  # the spec every new file is written in
     targets: list[TableFile]  # data files to rewrite
     deletes: list[TableFile]  # delete files the rewrite may drop once it covers every data file they reach
     target_size: int = DATA_TARGET_DEFAULT  # bytes per written file
@@ -80,7 +80,7 @@ class RewritePlan(ABC):
         if not self.targets:
             self.groups, self.groups_deferred = [], 0
             return
-        groups = plan_groups(self.targets, self.current_spec_id, live_fraction(files, self.deletes, self.targets),
+        groups = plan_groups(self.targets, self.output_spec_id, live_fraction(files, self.deletes, self.targets),
                              max_group_bytes=self.options.max_group_bytes, target_size=self.target_size, page_row_limit=self.page_row_limit,
                              max_concurrent_groups=self.options.max_concurrent_groups)
         for group in groups:

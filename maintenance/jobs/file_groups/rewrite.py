@@ -61,7 +61,7 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
 
     def write(group: FileGroup, group_tasks: GroupTasks) -> list[JavaObject]:
         group = sizing.calibrated(group)
-        written = rewrite_group(ctx.spark, reads, group, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
+        written = rewrite_group(ctx.spark, reads, group, group_tasks, target_size=plan.target_size, output_spec_id=plan.output_spec_id,
                                 ordering=ordering)
         resized = sizing.resized(group, [int(f.fileSizeInBytes()) for f in written])
         if resized is None:
@@ -69,7 +69,7 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
         log.info("file group written again at its rows' size", partition=str(group.key), files=[int(f.fileSizeInBytes()) for f in written],
                  estimated_bytes=group.expected_output_bytes, written_bytes=resized.expected_output_bytes)
         ctx.discard_unpublished([str(f.location()) for f in written])
-        return rewrite_group(ctx.spark, reads, resized, group_tasks, target_size=plan.target_size, output_spec_id=plan.current_spec_id,
+        return rewrite_group(ctx.spark, reads, resized, group_tasks, target_size=plan.target_size, output_spec_id=plan.output_spec_id,
                              ordering=ordering)
 
     outcome = run_groups(ctx, work, plan.options, write)

@@ -17,6 +17,7 @@ from typing import Any
 from pyiceberg.table import Table
 
 from maintenance.jobs.file_groups.deletes import applied_deletes
+from maintenance.jobs.file_groups.options import output_spec
 from maintenance.jobs.file_groups.plan import RewritePlan
 from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import PlanInput
@@ -44,18 +45,19 @@ class MergePlan(RewritePlan):
 
 
 def check_table(table: Table, options: MergeOptions) -> None:
-    """Before a command-line run takes its lease: `where` fits the table, or exit 2."""
+    """Before a command-line run takes its lease: `where` and the output spec fit the table, or exit 2."""
     check_where(options.where, table.schema())
+    output_spec(table, options)
 
 
 def plan(inputs: PlanInput, options: MergeOptions) -> MergePlan:
     table = inputs.table
-    return plan_merge(inputs.files, table.spec().spec_id, options, small_file_bytes=inputs.config.health.small_file_bytes,
+    return plan_merge(inputs.files, output_spec(table, options).spec_id, options, small_file_bytes=inputs.config.health.small_file_bytes,
                       target_size=data_file_target(table.properties), page_row_limit=parquet_page_row_limit(table.properties),
                       check=lambda deletes: require_equality_columns(table.schema(), deletes, str(inputs.ref)))
 
 
-def plan_merge(files: SnapshotFiles, current_spec_id: int, options: MergeOptions | None = None, *, small_file_bytes: int = 0,
+def plan_merge(files: SnapshotFiles, output_spec_id: int, options: MergeOptions | None = None, *, small_file_bytes: int = 0,
                target_size: int = DATA_TARGET_DEFAULT, page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT,
                check: Callable[[list[TableFile]], None] | None = None) -> MergePlan:
     """The deletes in scope, the data files they touch (and the small ones of those
@@ -84,7 +86,7 @@ def plan_merge(files: SnapshotFiles, current_spec_id: int, options: MergeOptions
     merge_plan = MergePlan(
         snapshot_id=files.snapshot_id,
         sequence_number=files.sequence_number,
-        current_spec_id=current_spec_id,
+        output_spec_id=output_spec_id,
         deletes=deletes,
         targets=sorted(targets.values(), key=lambda f: (f.spec_id, str(f.partition), f.path)),
         target_size=target_size,

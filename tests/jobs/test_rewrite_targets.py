@@ -1,0 +1,79 @@
+"""Targeted rewrites, as Iceberg's `rewrite_data_files` offers them: COMPACT's `rewrite_all`
+(every data file in scope, whatever its size) and the output spec of MERGE and COMPACT
+(`output_spec_id`, maintenance/jobs/file_groups/options.py), on Spark-written
+merge-on-read tables with an evolved partition spec. Checked by the files Spark's metadata
+tables list before and after, and the content against a frozen copy."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from maintenance.catalogs import TableRef
+from maintenance.config import Config
+from maintenance.jobs.outcome import COMMITTED, NOOP
+from maintenance.jobs.runner import run_job
+from tests.conftest import fresh_ref
+from tests.support.cli import in_process
+from tests.support.iceberg_oracle import FrozenRows
+from tests.support.tables import create
+
+
+def _data_files(spark, ref: TableRef) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """Every live data file, with its spec id."""
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    return {r.file_path: r.spec_id for r in spark.sql(f"SELECT file_path, spec_id FROM {ref.spark_name}.data_files").collect()}
+
+
+def _one_file_per_region(spark, config: Config) -> TableRef:  # type: ignore[no-untyped-def]
+    """Four regions of one small file each (nothing a size rule would rewrite), then a
+    merge-on-read DELETE in every region."""
+    ref = fresh_ref(config, "rewall")
+    create(spark, ref, "id BIGINT, region INT, v STRING", properties="'write.distribution-mode'='hash'")
+    spark.sql(f"ALTER TABLE {ref.spark_name} ADD PARTITION FIELD region")
+    spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, CAST(id % 4 AS INT), concat('v', id) FROM range(0, 2000)")
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 9 = 0")
+    return ref
+
+
+def test_rewrite_all_rewrites_every_file_the_size_rules_leave_alone(spark, config: Config, tmp_path: Path) -> None:
+    ref = _one_file_per_region(spark, config)
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    before = _data_files(spark, ref)
+    assert len(before) == 4
+
+    left_alone = run_job(config, ref, "compact", {})
+    assert left_alone.status == NOOP, left_alone  # one small file per partition: not worth a rewrite
+    everything = run_job(config, ref, "compact", {"rewrite_all": True, "where": "region IN (0, 1, 2)"}, verify=True)
+
+    assert everything.status == COMMITTED and everything.content_verified, everything.error
+    after = _data_files(spark, ref)
+    untouched = {p for p in before if p in after}
+    assert len(untouched) == 1 and len(after) == 4  # region 3's file alone, outside the predicate; one new file per region
+    frozen.assert_same()
+
+
+def test_new_files_are_written_in_the_output_spec(spark, config: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ref = fresh_ref(config, "outspec")
+    create(spark, ref, "id BIGINT, region INT, v STRING", properties="'write.distribution-mode'='hash'")
+    spark.sql(f"ALTER TABLE {ref.spark_name} ADD PARTITION FIELD region")  # spec 1 (spec 0: unpartitioned)
+    spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, CAST(id % 4 AS INT), concat('v', id) FROM range(0, 1500)")
+    spark.sql(f"ALTER TABLE {ref.spark_name} ADD PARTITION FIELD bucket(2, id)")  # spec 2, current
+    spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, CAST(id % 4 AS INT), concat('v', id) FROM range(1500, 3000)")
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 7 = 0")
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    assert set(_data_files(spark, ref).values()) == {1, 2}
+
+    code, out, err = in_process(capsys, "compact", str(ref), "--output-spec-id", "9")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "its specs: 0, 1, 2" in err and "Traceback" not in out + err, (code, out, err)
+
+    merged = run_job(config, ref, "merge", {"output_spec_id": 1}, verify=True)  # every file with deletes, into spec 1
+    assert merged.status == COMMITTED and merged.content_verified, merged.error
+    assert set(_data_files(spark, ref).values()) == {1}  # every data file had deletes: all rewritten into spec 1
+    frozen.assert_same()
+
+    compacted = run_job(config, ref, "compact", {"rewrite_all": True}, verify=True)  # the default: the current spec
+    assert compacted.status == COMMITTED and compacted.content_verified, compacted.error
+    assert set(_data_files(spark, ref).values()) == {2}
+    frozen.assert_same()
