@@ -7,7 +7,7 @@ Spark: 3 commits of 100 rows in 2 partitions per table) into `--home` (kept, so 
 call reuses it), then measures in a fresh process that never starts a JVM, as the daemon
 evaluates (`schedule.cycle.evaluate` with the daemon's `KeptEvaluations`; health of every
 table, policies, run history, ranking; SQL catalog on SQLite, the local disk):
-- cold: the first cycle, nothing kept;
+- cold: the first cycle, nothing kept (a fresh state database: nothing shared either);
 - warm: the next cycle, after one table in 100 got one more commit (`workload.fleet.change_tables`);
 - check: a cold evaluation at the warm cycle's very time, nothing kept; its decisions must
   be the warm cycle's (table, job, due), every one;
@@ -95,7 +95,8 @@ def measure() -> dict:
     from maintenance.state.store import open_state
     from maintenance.workload.fleet import FleetOptions, change_tables
 
-    config = load_config(None)
+    # a state database of its own: "cold" means nothing kept, here or shared by an earlier run (`schedule/shared.py`)
+    config = dataclasses.replace(load_config(None), state_url=f"sqlite:///{tempfile.mkdtemp(prefix='icemaint-fleet-state-')}/state.db")
     refs = list_tables(config)
     policies = load_policies(config.policies_dir)
     state = open_state(config)
