@@ -5,7 +5,11 @@ deletion vectors) and equality deletes that are live in one snapshot, each with 
 sequence number (inherited as the spec says), partition and column statistics. Reading
 manifests is the expensive part of looking at a table, so a process keeps the newest
 snapshots it read (keyed by table uuid and snapshot id: a snapshot's files never change)
-and the daemon's evaluation and the job that follows under the lease share one read.
+and the daemon's evaluation and the job that follows under the lease share one read. A
+newer snapshot of a table whose older one is kept reads only the manifests the older one
+did not list (a streaming table's commit adds one or two to hundreds): a manifest never
+changes once written, and a manifest list carries each manifest it keeps with the sequence
+number and first row id it was first listed with, so its live entries read the same.
 
 Manifests are read with the format-3 entry schema whatever the table's version, so the
 fields v3 added (`referenced_data_file`, `content_offset`, `first_row_id`) are there when a
@@ -183,7 +187,7 @@ def is_unpartitioned(spec: PartitionSpec) -> bool:
 class _Cache:
     """The newest snapshots read in this process, bounded by their total file count."""
 
-    def __init__(self, max_files: int = 2_000_000, max_snapshots: int = 64) -> None:
+    def __init__(self, max_files: int = 2_000_000, max_snapshots: int = 256) -> None:
         self.max_files, self.max_snapshots = max_files, max_snapshots
         self._items: OrderedDict[tuple[str, int], SnapshotFiles] = OrderedDict()
         self._lock = threading.Lock()
@@ -195,6 +199,11 @@ class _Cache:
             if found is not None:
                 self._items.move_to_end(key)
             return found
+
+    def newest_of(self, table_uuid: str) -> SnapshotFiles | None:
+        """The table's snapshot put or used last, if one is kept."""
+        with self._lock:
+            return next((self._items[key] for key in reversed(self._items) if key[0] == table_uuid), None)
 
     def put(self, key: tuple[str, int], value: SnapshotFiles) -> None:
         with self._lock:
@@ -230,6 +239,10 @@ def snapshot_files(table: Table, snapshot_id: int | None = None, *, reuse: Snaps
     if kept is not None and kept.specs.keys() == specs.keys():
         return kept
     schema = table.schema()
+    if reuse is None and cached:
+        newest = CACHE.newest_of(key[0])
+        if newest is not None and newest.schema.schema_id == schema.schema_id and newest.specs.keys() == specs.keys():
+            reuse = newest  # read with the same schema and specs: its files read the same
     known = _files_by_manifest(reuse) if reuse is not None and reuse.table_uuid == key[0] else {}
     try:
         manifests = snapshot_manifests(table.io, snapshot)
@@ -294,10 +307,16 @@ def live_entries(io: FileIO, manifests: Iterable[ManifestFile]) -> Iterator[tupl
 
 
 def _files_by_manifest(files: SnapshotFiles) -> dict[str, list[TableFile]]:
+    """The live files of each manifest the snapshot lists, for the manifests whose files are
+    all known here: as many as the manifest list counts live in it. A snapshot derived from
+    its parent (`child_snapshot_files`) names, for a file its commit moved into a rewritten
+    manifest, the manifest it was read from: that rewritten manifest then counts files it is
+    not given here, and is read again rather than taken as empty."""
     by_manifest: dict[str, list[TableFile]] = {m.path: [] for m in files.manifests}
     for f in files.files:
-        by_manifest.setdefault(f.manifest, []).append(f)
-    return by_manifest
+        if f.manifest in by_manifest:
+            by_manifest[f.manifest].append(f)
+    return {m.path: by_manifest[m.path] for m in files.manifests if m.live_files == len(by_manifest[m.path])}
 
 
 def snapshot_manifests(io: FileIO, snapshot: Snapshot) -> list[ManifestFile]:
