@@ -216,6 +216,15 @@ class _Cache:
         with self._lock:
             self._items.clear()
 
+    def snapshots(self) -> list[tuple[tuple[str, int], SnapshotFiles]]:
+        """What is kept, oldest first (a measurement puts it back after a check: `restore`)."""
+        with self._lock:
+            return list(self._items.items())
+
+    def restore(self, items: list[tuple[tuple[str, int], SnapshotFiles]]) -> None:
+        with self._lock:
+            self._items = OrderedDict(items)
+
 
 CACHE = _Cache()
 
