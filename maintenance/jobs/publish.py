@@ -36,7 +36,7 @@ import structlog
 from maintenance import faults
 from maintenance.errors import IcemaintError
 from maintenance.jobs.spec import Progress, no_progress
-from maintenance.jobs.verification import ROWS, Evidence
+from maintenance.jobs.verification import ENTRIES, POSITIONS, ROWS, Evidence
 from maintenance.spark.fenced_table import FencedTable, Staged
 from maintenance.spark.jvm import JavaObject
 
@@ -127,7 +127,7 @@ class Publisher:
             self.verification.verified = False
             log.error("staged change does not keep the content; not published", staged=staged.snapshot_id, proof=change.proof,
                       before=evidence.before.to_json(), after=evidence.after.to_json())
-            what = "entries" if change.proof != ROWS else "rows"
+            what = {ROWS: "rows", ENTRIES: "entries", POSITIONS: "entries and positions"}[change.proof]
             raise ContentChangedError(
                 f"content changed: {evidence.before.rows} {what}/{evidence.before.fingerprint} before, {evidence.after.rows} {what}/"
                 f"{evidence.after.fingerprint} in the staged snapshot {staged.snapshot_id}; nothing was published"

@@ -7,7 +7,18 @@ Each change says how it is proved (`Change.proof`):
   through Iceberg's scan tasks with every delete applied (`spark.fingerprint`);
 - **entries** (MANIFESTS): no row can move when only manifests are rewritten, so the
   multiset of live entries must be the same (`spark.live_entries`, by Iceberg's own
-  manifest readers); no data file is read.
+  manifest readers); no data file is read;
+- **positions** (REWRITE merging the DVs of a data file that has two, which Iceberg's
+  planning refuses to read): every live entry but position deletes and DVs is the same
+  (data files, equality deletes: `spark.live_entries`), and each data file of the change's
+  scope (`table/change_scope.py`) has the same positions deleted by the position deletes
+  and DVs that apply to it (`spark.deleted_positions`, by Iceberg's own delete loader, each
+  delete file on its own). A data file's rows are its rows less the positions deleted less
+  the rows its equality deletes match: the first and the last are the same on both sides,
+  the positions are compared, and outside the scope the deletes that apply are the same
+  entries (`change_scope`'s argument). So equal digests mean equal content, where a data
+  file with two DVs has for content its rows less the union of both (what a reader merging
+  them deletes); no data file is read.
 EXPIRE and ORPHANS change no snapshot: after they delete, every file a retained snapshot
 needs must still exist (`JobContext.delete_files`); no data file is read either.
 
@@ -44,9 +55,10 @@ from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.jobs.read_ahead import WRITTEN, ReadAhead, Reading
 from maintenance.jobs.spec import Progress, no_progress
+from maintenance.spark.deleted_positions import deleted_positions_digest
 from maintenance.spark.fingerprint import Fingerprint, files_fingerprints, schema_json, written_fingerprint
 from maintenance.spark.jvm import JavaObject, load_java_table
-from maintenance.spark.live_entries import live_entries_digest
+from maintenance.spark.live_entries import live_entries_digest, live_entries_digest_without_position_deletes
 from maintenance.spark.planned_tasks import removed_keys
 from maintenance.table.change_scope import change_scope, entry_of
 from maintenance.table.deletes import DeleteIndex
@@ -57,7 +69,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = structlog.get_logger(__name__)
-ROWS, ENTRIES = "rows", "entries"
+ROWS, ENTRIES, POSITIONS = "rows", "entries", "positions"
 
 
 @dataclass(frozen=True)
@@ -111,6 +123,20 @@ class Verifier:
         """Cancel what was read ahead and not taken (the run's changes are published, or it failed)."""
         self.ahead.stop()
 
+    def _positions(self, spark: SparkSession, java: JavaObject, parent_id: int, staged_id: int) -> Evidence:
+        """The "positions" proof (module docstring): per side, the digest of every other
+        entry and of the positions each scope file has deleted."""
+        table = load_table(self.config, self.ref)
+        before, after = snapshot_files(table, parent_id), snapshot_files(table, staged_id)
+        scope = change_scope(before, after)
+        sides = []
+        for snapshot_id, files, in_scope in ((parent_id, before, scope.before), (staged_id, after, scope.after)):
+            entries, entries_digest = live_entries_digest_without_position_deletes(spark, java, snapshot_id)
+            index = DeleteIndex(files)
+            positions, digest = deleted_positions_digest(spark, java, snapshot_id, {f.path: index.position_deletes_for(f) for f in in_scope})
+            sides.append(Fingerprint(str(self.ref), snapshot_id, entries + positions, f"positions:{entries_digest}:{digest}"))
+        return Evidence(sides[0], sides[1], table_bytes=scope.table_bytes)
+
     def _parent_and_added(self, parent_id: int, staged_id: int) -> tuple[Table, SnapshotFiles, list[TableFile]]:
         """The table as it is now (it knows the staged snapshot), the parent's files (the
         planning read's, from the cache) and the files the staged snapshot added."""
@@ -160,6 +186,8 @@ class Verifier:
         spark, java, name = self.spark(), self.java_table(), str(self.ref)
         if proof == ENTRIES:
             return Evidence(*(Fingerprint(name, snapshot_id, *live_entries_digest(spark, java, snapshot_id)) for snapshot_id in (parent_id, staged_id)))
+        if proof == POSITIONS:
+            return self._positions(spark, java, parent_id, staged_id)
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="icemaint-verification") as pool:
             # Iceberg's diff and pyiceberg's read of the staged snapshot run while what was read
             # ahead is awaited: none of the three waits for another.

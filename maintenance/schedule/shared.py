@@ -12,8 +12,9 @@ whichever daemon evaluated them last.
 Why another daemon's row decides what this one's own would: a row is used only at the very
 metadata location the catalog names now, and a metadata file never changes once written and
 names everything an evaluation reads (the argument of `schedule/kept.py`), and only on the
-same `basis`: the icemaint version (what a health and a plan hold) and the configuration an
-evaluation reads besides the table (`health.small_file_bytes`). What a row holds is what a
+same `basis`: the icemaint build (its version and the digest of its source: what a health
+and a plan hold and how they are made) and the configuration an evaluation reads besides
+the table (`health.small_file_bytes`). What a row holds is what a
 kept evaluation holds and no more: the properties the policy is chosen by, the health, the
 oldest snapshot's time, and which plans found nothing to do (per job and options). Never in
 it: the time, the run history, the policies (each daemon reads or applies those itself, every
@@ -25,9 +26,11 @@ holds them, at the end of a cycle that listed that catalog.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import zlib
+from pathlib import Path
 from typing import Any
 
 from maintenance import __version__
@@ -44,8 +47,21 @@ ROW_FORMAT = 1  # what `_encode` writes; a change makes every older row unused
 
 def basis(config: Config) -> str:
     """What an evaluation depends on besides the table's metadata, as a digest."""
-    depends = {"row_format": ROW_FORMAT, "icemaint": __version__, "small_file_bytes": config.health.small_file_bytes}
+    depends = {"row_format": ROW_FORMAT, "icemaint": __version__, "code": code_digest(), "small_file_bytes": config.health.small_file_bytes}
     return hashlib.sha256(json.dumps(depends, sort_keys=True).encode()).hexdigest()
+
+
+@functools.cache
+def code_digest() -> str:
+    """The digest of this installation's own source: a daemon of another build (a health
+    counter added, a plan's rule changed) never takes a row this one wrote, even where the
+    version number did not move. Read once per process (a few hundred small files)."""
+    package = Path(__file__).resolve().parent.parent
+    sha = hashlib.sha256()
+    for source in sorted(package.rglob("*.py")):
+        sha.update(str(source.relative_to(package)).encode())
+        sha.update(source.read_bytes())
+    return sha.hexdigest()
 
 
 def adopt(kept: KeptEvaluations, state: StateStore, refs: list[TableRef], locations: dict[str, str], on: str) -> int:

@@ -26,3 +26,10 @@ def live_entries_digest(spark: SparkSession, table: JavaObject, snapshot_id: int
     with java_errors(f"live entries of snapshot {snapshot_id}"):
         count, digest = str(new_helper(spark, "LiveEntries").digest(table, str(snapshot_id))).split(":")
     return int(count), f"entries:{digest}"
+
+
+def live_entries_digest_without_position_deletes(spark: SparkSession, table: JavaObject, snapshot_id: int) -> tuple[int, str]:
+    """The same, of every live entry but position delete files and DVs."""
+    with java_errors(f"live entries of snapshot {snapshot_id}"):
+        count, digest = str(new_helper(spark, "LiveEntries").digestWithoutPositionDeletes(table, str(snapshot_id))).split(":")
+    return int(count), f"entries:{digest}"

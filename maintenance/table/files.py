@@ -163,6 +163,23 @@ class SnapshotFiles:
     def deletes(self) -> list[TableFile]:
         return [f for f in self.files if f.content != Content.DATA]
 
+    @cached_property
+    def dangling_deletion_vectors(self) -> list[TableFile]:
+        """Format 3: DVs whose data file is not live (a rewrite that removed it left them:
+        apache/iceberg#13245); they delete nothing, yet every reader plans them."""
+        live = {f.path for f in self.data}
+        return [dv for dv in self.deletion_vectors if dv.referenced_data_file not in live]
+
+    @cached_property
+    def duplicated_deletion_vectors(self) -> dict[str, list[TableFile]]:
+        """Format 3: data file path -> its live DVs, where it has more than the one the spec
+        allows (two writers' concurrent commits: apache/iceberg#15006); Iceberg's readers
+        refuse such a file ("Can't index multiple DVs")."""
+        by_file: dict[str, list[TableFile]] = {}
+        for dv in self.deletion_vectors:
+            by_file.setdefault(dv.referenced_data_file or "", []).append(dv)
+        return {path: dvs for path, dvs in by_file.items() if len(dvs) > 1}
+
     def is_global(self, spec_id: int) -> bool:
         """An unpartitioned spec (no fields, or only void ones): its equality deletes apply everywhere."""
         return is_unpartitioned(self.specs[spec_id])

@@ -86,6 +86,8 @@ class TableHealth(FileCounters):
     oldest_snapshot_age_s: float | None = None
     metadata_files: int = 0
     deletion_vector_files: int = 0  # Puffin files holding the deletion vectors
+    dangling_deletion_vectors: int = 0  # format 3: DVs of data files no longer live
+    duplicate_deletion_vectors: int = 0  # format 3: DVs beyond the one a data file may have
     manifests: int = 0  # data and delete manifests the current snapshot lists
     small_manifests: int = 0  # below 75% of commit.manifest.target-size-bytes
     rows_changed_since_statistics: int = 0  # rows added or deleted since the newest snapshot with statistics (or since the first snapshot)
@@ -165,6 +167,8 @@ def rows_changed_since_statistics(metadata: TableMetadata) -> int:
 def count_files(health: TableHealth, files: SnapshotFiles, small_file_bytes: int) -> None:
     """The snapshot's file counters, for the table and each partition (metadata only)."""
     health.deletion_vector_files = len({f.path for f in files.deletion_vectors})
+    health.dangling_deletion_vectors = len(files.dangling_deletion_vectors)
+    health.duplicate_deletion_vectors = sum(len(dvs) - 1 for dvs in files.duplicated_deletion_vectors.values())
     index = DeleteIndex(files)
     by_partition: dict[tuple[int, str], PartitionHealth] = {}
     for f in files.files:

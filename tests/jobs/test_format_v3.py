@@ -301,3 +301,74 @@ def test_a_data_files_first_row_id_reads_as_iceberg_plans_it_in_its_first_manife
 
 def _entries(files: Sequence[TableFile]) -> list[tuple[object, ...]]:
     return sorted((f.key, int(f.content), f.seq, f.file_seq, f.spec_id, f.partition, f.records, f.size, f.first_row_id) for f in files)
+
+
+def _a_second_dv_for_one_file(spark: Any, config: Config, tmp_path: Path) -> tuple[TableRef, FrozenRows, FrozenRows, dict[int, int]]:
+    """A v3 table whose data files each have a DV (Spark's DELETE), then, for one of them, a
+    second DV deleting three rows the first leaves (another writer's: apache/iceberg#15006).
+    Returns the table, its rows and lineage before the second DV, and that DV's ids -> positions."""
+    from maintenance.spark.deletion_vectors import DeletionVectorWriter
+
+    ref = fresh_ref(config, "dupdv")
+    create(spark, ref, "id bigint")
+    spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('format-version'='3')")
+    spark.sql(f"INSERT INTO {ref.spark_name} SELECT id FROM range(0, 200)")
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 10 = 0")  # a DV for each data file
+    frozen, lineage = FrozenRows(spark, ref, tmp_path / "rows"), lineage_copy(spark, ref, tmp_path / "lineage")
+    target = sorted(live_data_files(spark, ref))[0]
+    rows = spark.sql(f"SELECT id, _pos FROM {ref.spark_name} WHERE _file = '{target}' ORDER BY id").collect()
+    second = {r.id: r._pos for r in rows[1:4]}  # three rows the first DV leaves
+
+    table = load_java_table(spark, ref)
+    java_file = next(task.file() for task in planned_tasks(table) if str(task.file().location()) == target)
+    writer = DeletionVectorWriter(spark, table)
+    writer.add(java_file, sorted(second.values()))
+    (dv,) = writer.close()
+    # Iceberg checks for DVs added since the snapshot a commit validates from, so a writer
+    # that started before the first DV was committed passes.
+    table.newRowDelta().validateFromSnapshot(table.currentSnapshot().snapshotId()).addDeletes(dv).commit()
+    return ref, frozen, lineage, second
+
+
+def test_rewrite_merges_two_dvs_of_one_data_file_into_one(spark, config: Config, tmp_path: Path) -> None:
+    """Two live DVs for one data file, the second deleting rows the first does not (Iceberg's
+    planning then refuses the file): health counts the extra DV and its trigger fires;
+    REWRITE writes one DV holding the positions of both and removes both, verified by the
+    positions deleted. The rows gone are exactly those either DV deleted (the model: the
+    rows before the second DV, less the ids at its positions, read through Spark's `_pos`),
+    lineage kept for every other row."""
+    from maintenance.policy.triggers import fired
+
+    ref, frozen, lineage, second = _a_second_dv_for_one_file(spark, config, tmp_path)
+    health = table_health(str(ref), load_table(config, ref), small_file_bytes=1)
+    assert health.duplicate_deletion_vectors == 1 and health.dangling_deletion_vectors == 0
+    assert fired({"duplicate_deletion_vectors": 1}, health) == ["duplicate_deletion_vectors 1 >= 1"]
+
+    result = run_job(config, ref, "rewrite", {}, verify=True)
+
+    assert result.status == COMMITTED and result.content_verified, result.error
+    assert result.counters["duplicated_deletion_vectors_planned"] == 2 and result.counters["deletion_vectors_removed"] == 2
+    assert max(dvs_per_data_file(spark, config, ref).values()) == 1
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    gone = {r.id for r in spark.read.parquet(frozen.folder).exceptAll(spark.sql(f"SELECT * FROM {ref.spark_name}")).collect()}
+    assert gone == set(second) and frozen.differences() == (3, 0) and lineage.differences() == (3, 0)
+    after = table_health(str(ref), load_table(config, ref), small_file_bytes=1)
+    assert after.duplicate_deletion_vectors == 0 and after.deletion_vectors == health.deletion_vectors - 1
+
+
+def test_a_merged_dv_that_lost_a_position_is_never_published(spark, config: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The merge of two DVs, corrupted on its way (the old DVs read one position short), is
+    staged, fails the positions proof (Iceberg's own loader reads the old DVs whole) and is
+    never made current."""
+    import maintenance.jobs.deletion_vectors as deletion_vectors
+
+    ref, _, _, _ = _a_second_dv_for_one_file(spark, config, tmp_path)
+    before = load_table(config, ref).metadata.current_snapshot_id
+    real = deletion_vectors.read_dv
+    monkeypatch.setattr(deletion_vectors, "read_dv", lambda io, dv: real(io, dv)[:-1])
+
+    result = run_job(config, ref, "rewrite", {}, verify=True)
+
+    assert result.status == FAILED and result.content_verified is False, (result.status, result.error)
+    assert "content changed" in (result.error or "") and "nothing was published" in (result.error or "")
+    assert load_table(config, ref).metadata.current_snapshot_id == before

@@ -15,8 +15,9 @@ makes no entry apply where it did not: an entry names exactly one data file, and
 data file it names has a number at or below the old file's, hence the new one's.
 
 On format 3 the aim is no v2 file at all: every v2 position delete file in scope is planned
-(whatever its size), its entries become deletion vectors (`run.to_deletion_vectors`), and
-DVs whose data file is no longer live (`dangling_dvs`) are dropped.
+(whatever its size), its entries become deletion vectors (`run.to_deletion_vectors`), DVs
+whose data file is no longer live (`dangling_dvs`) are dropped, and the DVs of a data file
+that has more than one (`duplicated_dvs`) are merged into one holding all their positions.
 """
 
 from __future__ import annotations
@@ -44,14 +45,15 @@ class RewritePlan:
     skipped: list[PartitionKey] = field(default_factory=list)  # partitions with delete files REWRITE cannot read
     format_version: int = 2
     dangling_dvs: list[TableFile] = field(default_factory=list)  # format 3: DVs of data files no longer live
+    duplicated_dvs: dict[str, list[TableFile]] = field(default_factory=dict)  # format 3: live data file -> its DVs, more than one
 
     @property
     def empty(self) -> bool:
-        return not self.deletes and not self.dangling_dvs
+        return not self.deletes and not self.dangling_dvs and not self.duplicated_dvs
 
     def nothing_to_do(self) -> str:
         skipped = f" ({len(self.skipped)} partitions skipped: a delete file REWRITE cannot read)" if self.skipped else ""
-        return f"no position delete files to combine and no deletion vector of a removed data file{skipped}"
+        return f"no position delete files to combine and no deletion vector of a removed data file or duplicated{skipped}"
 
     @property
     def to_deletion_vectors(self) -> bool:
@@ -61,6 +63,8 @@ class RewritePlan:
         counters = {"partitions_planned": len(self.partitions), "position_delete_files_planned": len(self.deletes)}
         if self.dangling_dvs:
             counters["dangling_deletion_vectors_planned"] = len(self.dangling_dvs)
+        if self.duplicated_dvs:
+            counters["duplicated_deletion_vectors_planned"] = sum(len(dvs) for dvs in self.duplicated_dvs.values())
         return {**counters, "partitions_skipped": len(self.skipped)} if self.skipped else counters
 
 
@@ -96,7 +100,7 @@ def plan_rewrite(files: SnapshotFiles, properties: dict[str, str], *, partitions
         if applying:
             candidates[data.path] = data
             contributors[data.partition_key].extend(d.seq for d in applying)
-    live = {f.path for f in files.data}
+    live = {f.path for f in files.data}  # a dangling DV's file is not: its duplicates are dangling too
     keys = sorted(contributors, key=lambda k: (k[0], str(k[1])))
     return RewritePlan(
         snapshot_id=files.snapshot_id,
@@ -107,5 +111,7 @@ def plan_rewrite(files: SnapshotFiles, properties: dict[str, str], *, partitions
         sequence_numbers=[max(contributors[k]) for k in keys],
         skipped=skipped,
         format_version=files.format_version,
-        dangling_dvs=[dv for dv in files.deletion_vectors if (not wanted or dv.partition_path in wanted) and dv.referenced_data_file not in live],
+        dangling_dvs=[dv for dv in files.dangling_deletion_vectors if not wanted or dv.partition_path in wanted],
+        duplicated_dvs={path: dvs for path, dvs in files.duplicated_deletion_vectors.items()
+                        if path in live and (not wanted or dvs[0].partition_path in wanted)},
     )
