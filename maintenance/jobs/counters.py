@@ -25,6 +25,7 @@ COUNTERS: dict[str, str] = {
     "groups_deferred": "file groups past max_bytes_per_run, left for a later run",
     # what a rewrite did
     "groups_rewritten": "file groups rewritten and committed",
+    "groups_refused": "file groups left out of a commit because a concurrent commit conflicted with them (the next run plans them again)",
     "data_files_rewritten": "data files replaced by new ones",
     "data_files_added": "data files written",
     "delete_files_removed": "delete files no longer in the table (all kinds)",

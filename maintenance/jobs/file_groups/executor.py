@@ -12,6 +12,14 @@ Partial progress: when a group fails, no new group starts, the running ones fini
 finished ones are committed, and the run fails with the first error; what was committed
 stays (a rerun plans from the new state). Commits are independent: each replaces files no
 other commit touches, and every one validates from the planning snapshot.
+
+Conflict-scoped retry: when Iceberg refuses a commit because a writer committed meanwhile
+something that conflicts with some of its groups (a position delete or DV on a file they
+replace, a file they replace already gone), the refusal names the data file; the groups
+holding a file it names are left out and the others are committed at once. Their files are
+replaced by nothing, so the next run plans them again from the table as it is then; their
+written files were never committed and stay for orphan cleanup. Only when every group of a
+commit is refused, or the refusal names none of their files, does the commit fail as before.
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from typing import Any
 import structlog
 
 from maintenance import faults
+from maintenance.errors import ConflictError
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.file_groups.deletes import DroppableDeletes
 from maintenance.jobs.file_groups.grouping import FileGroup
@@ -61,6 +70,7 @@ class _Committed:
     snapshot_id: int | None = None
     snapshots: int = 0
     groups: int = 0
+    groups_refused: int = 0
     data_files_rewritten: int = 0
     data_files_added: int = 0
     delete_files_removed: int = 0
@@ -72,6 +82,7 @@ class _Committed:
         return {
             "groups_planned": planned,
             "groups_rewritten": self.groups,
+            **({"groups_refused": self.groups_refused} if self.groups_refused else {}),
             "data_files_rewritten": self.data_files_rewritten,
             "data_files_added": self.data_files_added,
             "delete_files_removed": self.delete_files_removed,
@@ -149,6 +160,31 @@ def _write_in_run(ctx: JobContext, write: WriteGroup, group: FileGroup, tasks: G
 
 
 def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup, list[JavaObject]]], committed: _Committed) -> None:
+    """Commit the finished groups; the groups a concurrent commit conflicts with are left out
+    and the others committed (module docstring, "Conflict-scoped retry")."""
+    while True:
+        try:
+            _commit_groups(ctx, work, finished, committed)
+            return
+        except ConflictError as exc:
+            refused = refused_groups(finished, str(exc))
+            if not refused or len(refused) == len(finished):
+                raise
+            log.warning("a concurrent commit conflicts with some file groups; committing the others", groups_refused=len(refused),
+                        groups_left=len(finished) - len(refused), error=str(exc))
+            committed.groups_refused += len(refused)
+            finished = [item for item in finished if all(item is not other for other in refused)]
+
+
+def refused_groups(finished: list[tuple[FileGroup, list[JavaObject]]], refusal: str) -> list[tuple[FileGroup, list[JavaObject]]]:
+    """The finished groups holding a data file Iceberg's refusal names (its messages name the
+    file as the table spells it: "found new position delete for replaced data file:
+    GenericDataFile{… file_path=…}", "Can't index multiple DVs for …", "Found concurrently
+    added DV for …", "Missing required files to delete: …")."""
+    return [item for item in finished if any(f.path in refusal for f in item[0].files)]
+
+
+def _commit_groups(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup, list[JavaObject]]], committed: _Committed) -> None:
     """One RewriteFiles for the finished groups, dropping the deletes they complete (with no
     groups: the dangling deletes alone, if there are any)."""
     paths = [f.path for group, _ in finished for f in group.files]
