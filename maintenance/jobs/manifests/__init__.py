@@ -12,10 +12,6 @@ SPEC = JobSpec(
     plan=plan.plan,
     run=run.run,
     estimate=run.estimate,
-    # Not format 3: Iceberg 1.10's action writes the moved entries without their first_row_id
-    # (its SparkContentFile drops it; apache/iceberg#16699 fixes that later), so the new
-    # manifests get fresh row id ranges and every row's `_row_id` changes, which the spec's
-    # row lineage forbids for rows that only move. tests/jobs/test_format_v3.py shows it.
-    formats=(1, 2),
+    formats=(1, 2, 3),  # format 3 through Iceberg's core API, which keeps row ids (`run`)
     counters=COUNTERS,
 )

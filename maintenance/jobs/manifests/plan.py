@@ -67,8 +67,10 @@ def plan_manifests(files: SnapshotFiles, target_size: int, options: ManifestsOpt
     for manifest in files.manifests:
         by_spec.setdefault(manifest.spec_id, []).append(manifest)
     for spec_id, manifests in sorted(by_spec.items()):
-        kinds = ([m for m in manifests if not m.holds_deletes], [m for m in manifests if m.holds_deletes])
-        if any(_worth_rewriting(kind, target_size, options.min_manifests, written_by_manifests) for kind in kinds):
+        data, deletes = [m for m in manifests if not m.holds_deletes], [m for m in manifests if m.holds_deletes]
+        if files.format_version >= 3:  # Iceberg's core API, which keeps row ids, rewrites data manifests only (`run`)
+            manifests, deletes = data, []
+        if any(_worth_rewriting(kind, target_size, options.min_manifests, written_by_manifests) for kind in (data, deletes)):
             result.specs[spec_id] = manifests
     return result
 

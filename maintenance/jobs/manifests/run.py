@@ -1,5 +1,15 @@
 """The MANIFESTS job: Iceberg's `rewriteManifests` Spark action, per planned partition spec, through the fence.
 
+On format 3 it is Iceberg's core `RewriteManifests` instead (the data manifests of the spec,
+read and written on the driver, entries in manifests of the target size): Iceberg 1.10's
+Spark action writes the moved entries without their first row id (its `SparkContentFile`
+drops it; apache/iceberg#16699 fixes it after 1.10.2), so the new manifests would get fresh
+row id ranges and every row a new `_row_id`, which the spec's row lineage forbids for rows
+that only move. The core API writes each entry with the id its old manifest gave it, and the
+verification's entries (`java/LiveEntries.java`) include every entry's first row id and
+sequence numbers, so a renumbering would not verify. Delete manifests are left as they are
+there (the core API rewrites data manifests only).
+
 The action reads the spec's live manifest entries with Spark, sorts them by partition,
 writes manifests of about the target size and commits one `RewriteManifests` (data and
 delete manifests) on the table it is given: the fenced table, so the fence sees every
@@ -19,6 +29,7 @@ from maintenance.jobs.manifests.plan import ManifestsPlan
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.publish import Change
 from maintenance.jobs.verification import ENTRIES
+from maintenance.spark.java_helpers import new_helper
 from maintenance.spark.jvm import JavaObject, jvm
 from maintenance.table.health import TableHealth
 
@@ -37,14 +48,40 @@ def run(ctx: JobContext, plan: ManifestsPlan) -> JobOutcome:
             for key, value in ctx.table.fence.summary().items():
                 action = action.snapshotProperty(key, value)
             result = action.execute()
-            rewritten, added = len(list(result.rewrittenManifests())), len(list(result.addedManifests()))
-            if rewritten == 0:
-                raise ConflictError(f"MANIFESTS found nothing to rewrite in spec {spec_id} any more (the table moved); run it again")
-            done["manifests_rewritten"] += rewritten
-            done["manifests_added"] += added
+            _count(done, spec_id, len(list(result.rewrittenManifests())), len(list(result.addedManifests())))
 
-        snapshot_id = ctx.publish(Change("MANIFESTS", perform=rewrite, proof=ENTRIES))
+        def rewrite_keeping_row_ids(table: JavaObject, spec_id: int = spec_id) -> None:
+            chooser = new_helper(spark, "DataManifestsOfSpec").of(spec_id)
+            update = table.rewriteManifests().rewriteIf(chooser).clusterBy(chooser)
+            for key, value in ctx.table.fence.summary().items():
+                update = update.set(key, value)
+            update.commit()
+            table.refresh()
+            summary = _newest_snapshot(table).summary()
+            _count(done, spec_id, int(summary.get("manifests-replaced") or 0), int(summary.get("manifests-created") or 0))
+
+        perform = rewrite_keeping_row_ids if ctx.metadata.files.format_version >= 3 else rewrite
+        snapshot_id = ctx.publish(Change("MANIFESTS", perform=perform, proof=ENTRIES))
     return JobOutcome(COMMITTED, snapshot_id=snapshot_id, counters={**plan.counters(), **done, "snapshots_published": len(plan.specs)})
+
+
+def _count(done: dict[str, int], spec_id: int, rewritten: int, added: int) -> None:
+    if rewritten == 0:
+        raise ConflictError(f"MANIFESTS found nothing to rewrite in spec {spec_id} any more (the table moved); run it again")
+    done["manifests_rewritten"] += rewritten
+    done["manifests_added"] += added
+
+
+def _newest_snapshot(table: JavaObject) -> JavaObject:
+    """The snapshot committed (or staged) last: the highest sequence number."""
+    newest = None
+    iterator = table.snapshots().iterator()
+    while iterator.hasNext():
+        snapshot = iterator.next()
+        if newest is None or snapshot.sequenceNumber() > newest.sequenceNumber():
+            newest = snapshot
+    assert newest is not None
+    return newest
 
 
 def estimate(health: TableHealth) -> float:
