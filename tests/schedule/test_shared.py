@@ -9,10 +9,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from pyiceberg.catalog import Catalog
 
 from maintenance.catalogs import TableRef, get_catalog, load_table
 from maintenance.config import Config, parse_config
 from maintenance.policy.loader import load_policies
+from maintenance.policy.model import Policy
 from maintenance.schedule import shared
 from maintenance.schedule.cycle import Evaluation, evaluate
 from maintenance.schedule.kept import KeptEvaluations
@@ -37,16 +39,22 @@ def _spoil_metadata(config: Config, ref: TableRef) -> None:
     Path(load_table(config, ref).metadata_location.removeprefix("file://").removeprefix("file:")).write_text("not metadata")
 
 
-def test_a_daemon_decides_from_what_another_saw_until_the_table_moves(tmp_path: Path, state: StateStore) -> None:
+# COMPACT fires on every table and its plan finds nothing (too few files): a kept "nothing to do"
+COMPACT_NOTHING_TO_DO = "  compact:\n    when: {data_files: 1}\n    min_input_files: 1000\n"
+
+
+def _fleet(tmp_path: Path, jobs: str) -> tuple[Config, Catalog, list[TableRef], list[Policy]]:
+    """The test's fleet in its own home, and a policy of these jobs."""
     config = parse_config({}, source="tests", base_dir=tmp_path / "home")
     catalog = get_catalog(config, config.default_catalog)
     make_fleet(catalog, config.default_catalog, FLEET)
-    refs = [TableRef(config.default_catalog, ("fleet",), f"t{i:05d}") for i in range(FLEET.tables)]
     (tmp_path / "policies").mkdir()
-    # COMPACT fires on every table and its plan finds nothing (too few files): a kept "nothing to do"
-    (tmp_path / "policies" / "p.yaml").write_text("name: p\njobs:\n  compact:\n    when: {data_files: 1}\n    min_input_files: 1000\n"
-                                                  "  orphans:\n    every: 1d\n")
-    policies = load_policies(tmp_path / "policies")
+    (tmp_path / "policies" / "p.yaml").write_text(f"name: p\njobs:\n{jobs}")
+    return config, catalog, [TableRef(config.default_catalog, ("fleet",), f"t{i:05d}") for i in range(FLEET.tables)], load_policies(tmp_path / "policies")
+
+
+def test_a_daemon_decides_from_what_another_saw_until_the_table_moves(tmp_path: Path, state: StateStore) -> None:
+    config, _, refs, policies = _fleet(tmp_path, COMPACT_NOTHING_TO_DO + "  orphans:\n    every: 1d\n")
     now = datetime.now(timezone.utc)
 
     first = KeptEvaluations()
@@ -69,13 +77,7 @@ def test_a_daemon_decides_from_what_another_saw_until_the_table_moves(tmp_path: 
 
 
 def test_a_moved_table_is_read_once_and_its_new_row_serves_the_others(tmp_path: Path, state: StateStore) -> None:
-    config = parse_config({}, source="tests", base_dir=tmp_path / "home")
-    catalog = get_catalog(config, config.default_catalog)
-    make_fleet(catalog, config.default_catalog, FLEET)
-    refs = [TableRef(config.default_catalog, ("fleet",), f"t{i:05d}") for i in range(FLEET.tables)]
-    (tmp_path / "policies").mkdir()
-    (tmp_path / "policies" / "p.yaml").write_text("name: p\njobs:\n  compact:\n    when: {data_files: 1}\n    min_input_files: 1000\n")
-    policies = load_policies(tmp_path / "policies")
+    config, catalog, refs, policies = _fleet(tmp_path, COMPACT_NOTHING_TO_DO)
     first, second = KeptEvaluations(), KeptEvaluations()
     evaluate(config, state, None, policies, kept=first)
     evaluate(config, state, None, policies, kept=second)

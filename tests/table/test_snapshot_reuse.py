@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pyiceberg.catalog import Catalog
 from pyiceberg.expressions import EqualTo
+from pyiceberg.table import Table
 
 from maintenance.catalogs import get_catalog
 from maintenance.config import parse_config
@@ -27,12 +29,17 @@ def _fresh(table) -> SnapshotFiles:  # type: ignore[no-untyped-def]
     return snapshot_files(table, cached=False)
 
 
-def test_a_new_commit_reads_only_its_own_manifest(tmp_path: Path) -> None:
+def _one_table(tmp_path: Path) -> tuple[Catalog, Table]:
+    """One table of 8 appends in the test's own home; nothing kept in the process."""
     config = parse_config({"home": str(tmp_path / "home")}, source="tests", base_dir=tmp_path)
     catalog = get_catalog(config, config.default_catalog)
     make_fleet(catalog, config.default_catalog, FLEET)
-    table = catalog.load_table("fleet.t00000")
     CACHE.clear()
+    return catalog, catalog.load_table("fleet.t00000")
+
+
+def test_a_new_commit_reads_only_its_own_manifest(tmp_path: Path) -> None:
+    catalog, table = _one_table(tmp_path)
     first = snapshot_files(table)
     assert len(first.manifests) == 8
 
@@ -45,11 +52,7 @@ def test_a_new_commit_reads_only_its_own_manifest(tmp_path: Path) -> None:
 
 
 def test_after_manifests_are_rewritten_nothing_is_taken_for_empty(tmp_path: Path) -> None:
-    config = parse_config({"home": str(tmp_path / "home")}, source="tests", base_dir=tmp_path)
-    catalog = get_catalog(config, config.default_catalog)
-    make_fleet(catalog, config.default_catalog, FLEET)
-    table = catalog.load_table("fleet.t00000")
-    CACHE.clear()
+    catalog, table = _one_table(tmp_path)
     parent = snapshot_files(table)
 
     table.delete(EqualTo("region", 1))  # whole files go: every manifest holding one is rewritten
