@@ -21,6 +21,10 @@
   dependency fails. `/livez` is `alive()`: 503 only when this process no longer works (its
   main loop or scheduler stopped, or one evaluation has run far too long), so a liveness
   probe restarts a stuck daemon and never one that waits for its database.
+- Several daemons on one state database share the fleet (`schedule/share.py`): a heartbeat
+  renews this one's membership every third of its TTL, and when the members move (one
+  dies, leaves or joins) it starts an evaluation at once; what each evaluation saw is
+  shared through the database (`schedule/shared.py`), so a share taken over starts warm.
 - SIGTERM/SIGINT: no new work; running jobs get `shutdown_grace` to finish, then they are
   cancelled: their fences shut (nothing more is published or deleted, even by a job that
   is between Spark jobs) and their Spark jobs cancelled; leases are released as each job

@@ -10,6 +10,7 @@ SPEC = JobSpec(
     summary="MANIFESTS: rewrite manifests clustered by partition at about commit.manifest.target-size-bytes (a Spark job).",
     options=ManifestsOptions,
     plan=plan.plan,
+    check_table=plan.check_table,
     run=run.run,
     estimate=run.estimate,
     formats=(1, 2, 3),  # format 3 through Iceberg's core API, which keeps row ids (`run`)

@@ -23,6 +23,9 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyiceberg.table import Table
+
+from maintenance.jobs.manifests.clusters import check_sort_by, sorted_clusters
 from maintenance.jobs.manifests.options import ManifestsOptions
 from maintenance.jobs.options import SIZE
 from maintenance.jobs.spec import PlanInput
@@ -36,6 +39,7 @@ class ManifestsPlan:
     snapshot_id: int | None
     target_size: int
     specs: dict[int, list[ManifestInfo]] = field(default_factory=dict)  # spec id -> its manifests, all rewritten together
+    clusters: dict[int, dict[str, int]] = field(default_factory=dict)  # with sort_by: spec id -> partition path -> its new manifest run (`clusters`)
 
     @property
     def empty(self) -> bool:
@@ -53,7 +57,13 @@ class ManifestsPlan:
         return counters
 
 
+def check_table(table: Table, options: ManifestsOptions) -> None:
+    """Before a run (and its plan): `sort_by` names fields of the current spec, or exit 2."""
+    check_sort_by(table, options.sort_by)
+
+
 def plan(inputs: PlanInput, options: ManifestsOptions) -> ManifestsPlan:
+    check_table(inputs.table, options)
     metadata = inputs.table.metadata
     target = int(metadata.properties.get(MANIFEST_TARGET_PROPERTY, DEFAULT_MANIFEST_TARGET))
     ours = {s.snapshot_id for s in metadata.snapshots if s.summary is not None and s.summary.get(SUMMARY_JOB) == "manifests"}
@@ -68,10 +78,12 @@ def plan_manifests(files: SnapshotFiles, target_size: int, options: ManifestsOpt
         by_spec.setdefault(manifest.spec_id, []).append(manifest)
     for spec_id, manifests in sorted(by_spec.items()):
         data, deletes = [m for m in manifests if not m.holds_deletes], [m for m in manifests if m.holds_deletes]
-        if files.format_version >= 3:  # Iceberg's core API, which keeps row ids, rewrites data manifests only (`run`)
+        if files.format_version >= 3 or options.sort_by:  # Iceberg's core API (`run`) rewrites data manifests only
             manifests, deletes = data, []
         if any(_worth_rewriting(kind, target_size, options.min_manifests, written_by_manifests) for kind in (data, deletes)):
             result.specs[spec_id] = manifests
+            if options.sort_by:
+                result.clusters[spec_id] = sorted_clusters(files, spec_id, options.sort_by, manifests, target_size)
     return result
 
 

@@ -1,25 +1,29 @@
-"""The MANIFESTS job: Iceberg's `rewriteManifests` Spark action, per planned partition spec, through the fence.
+"""The MANIFESTS job: rewrite a planned partition spec's manifests, through the fence.
 
-On format 3 it is Iceberg's core `RewriteManifests` instead (the data manifests of the spec,
-read and written on the driver, entries in manifests of the target size): Iceberg 1.10's
-Spark action writes the moved entries without their first row id (its `SparkContentFile`
-drops it; apache/iceberg#16699 fixes it after 1.10.2), so the new manifests would get fresh
-row id ranges and every row a new `_row_id`, which the spec's row lineage forbids for rows
-that only move. The core API writes each entry with the id its old manifest gave it, and the
-verification's entries (`java/LiveEntries.java`) include every entry's first row id and
-sequence numbers, so a renumbering would not verify. Delete manifests are left as they are
-there (the core API rewrites data manifests only).
+Two ways, one commit per spec either way, on the table it is given (the fenced table, so
+the fence sees every commit attempt; with verification on, the commit is staged,
+`FencedTable.stage_performed`, and the live entries of the parent and of the staged
+snapshot must be the same multiset before it becomes current: `jobs/verification.py`, no
+data file read):
+- Iceberg's `rewriteManifests` Spark action (format 1 and 2): it reads the spec's live
+  entries with Spark, sorts them by partition and writes manifests of about the target
+  size, data and delete manifests;
+- Iceberg's core `RewriteManifests` (format 3, and any format with `sort_by`): the spec's
+  data manifests, read and written on the driver, each entry into the cluster it is given
+  (`DataManifestsOfSpec`: one, or for `sort_by` one run of the sorted partitions per new
+  manifest, `clusters`), delete manifests left as they are. On format 3 the Spark action
+  of Iceberg 1.10 cannot serve: it writes the moved entries without their first row id (its
+  `SparkContentFile` drops it; apache/iceberg#16699 fixes it after 1.10.2), so every row
+  would get a new `_row_id`, which the spec's row lineage forbids for rows that only move;
+  the core API writes each entry with the id its old manifest gave it, and the
+  verification's entries include every entry's first row id and sequence numbers, so a
+  renumbering would not verify.
 
-The action reads the spec's live manifest entries with Spark, sorts them by partition,
-writes manifests of about the target size and commits one `RewriteManifests` (data and
-delete manifests) on the table it is given: the fenced table, so the fence sees every
-commit attempt, and with verification on it stages that commit (`FencedTable.stage_performed`)
-for verification before it becomes current: the live entries of the parent and of the
-staged snapshot must be the same multiset (`jobs/verification.py`; no data file is read). Iceberg checks that the new manifests
-hold exactly the live files the replaced ones held, and fails the commit if a replaced
-manifest left the table meanwhile (e.g. a writer's manifest merge): nothing lands, and a
-rerun plans again.
+Iceberg checks that the new manifests hold exactly the live files the replaced ones held,
+and fails the commit if a replaced manifest left the table meanwhile (e.g. a writer's
+manifest merge): nothing lands, and a rerun plans again.
 """
+
 
 from __future__ import annotations
 
@@ -52,6 +56,11 @@ def run(ctx: JobContext, plan: ManifestsPlan) -> JobOutcome:
 
         def rewrite_keeping_row_ids(table: JavaObject, spec_id: int = spec_id) -> None:
             chooser = new_helper(spark, "DataManifestsOfSpec").of(spec_id)
+            if spec_id in plan.clusters:
+                clusters = jvm(spark).java.util.HashMap()
+                for path, cluster in plan.clusters[spec_id].items():
+                    clusters.put(path, cluster)
+                chooser = chooser.clustered(table.specs().get(spec_id), clusters)
             update = table.rewriteManifests().rewriteIf(chooser).clusterBy(chooser)
             for key, value in ctx.table.fence.summary().items():
                 update = update.set(key, value)
@@ -60,7 +69,7 @@ def run(ctx: JobContext, plan: ManifestsPlan) -> JobOutcome:
             summary = _newest_snapshot(table).summary()
             _count(done, spec_id, int(summary.get("manifests-replaced") or 0), int(summary.get("manifests-created") or 0))
 
-        perform = rewrite_keeping_row_ids if ctx.metadata.files.format_version >= 3 else rewrite
+        perform = rewrite_keeping_row_ids if ctx.metadata.files.format_version >= 3 or spec_id in plan.clusters else rewrite
         snapshot_id = ctx.publish(Change("MANIFESTS", perform=perform, proof=ENTRIES))
     return JobOutcome(COMMITTED, snapshot_id=snapshot_id, counters={**plan.counters(), **done, "snapshots_published": len(plan.specs)})
 
