@@ -1,7 +1,8 @@
 """The two `RewriteFiles` operations jobs publish, built the same way every time.
 
-Both validate from the planning snapshot, so Iceberg's conflict checks cover everything
-committed since the job planned. They are recipes for `jobs.publish.Change`: called once to
+Both validate from the planning snapshot (a data-file rewrite whose commit carries over the
+position deletes committed meanwhile: from the snapshot that rebase read), so Iceberg's
+conflict checks cover everything committed since. They are recipes for `jobs.publish.Change`: called once to
 stage, and again if the change must be applied on newer metadata.
 """
 
@@ -34,17 +35,22 @@ def delete_file_rewrite(spark: SparkSession, planning_snapshot_id: int, removed:
     return build
 
 
-def data_file_rewrite(spark: SparkSession, planning_snapshot_id: int, data_sequence_number: int, remove_data: RemoveFiles,
-                      added_data: Sequence[JavaObject], remove_deletes: RemoveFiles) -> Build:
+def data_file_rewrite(spark: SparkSession, validate_from_snapshot_id: int, data_sequence_number: int, remove_data: RemoveFiles,
+                      added_data: Sequence[JavaObject], remove_deletes: RemoveFiles, added_deletes: Sequence[JavaObject] = ()) -> Build:
     """Data files replaced (`remove_data`: `PlannedTasks.remove_data_files`) by new ones that
     keep the planning snapshot's data sequence number (so deletes committed meanwhile still
-    apply to them), and delete files dropped (`remove_deletes`: `DeleteRecords.remove`)."""
+    apply to them), delete files dropped (`remove_deletes`: `DeleteRecords.remove`), and
+    deletes carried over to the new files added (`jobs/file_groups/rebase.py`: they get the
+    commit's own sequence number). Validated from the planning snapshot, or from the newer
+    snapshot a rebase read (it has carried over every position delete committed up to it)."""
 
     def build(table: JavaObject) -> JavaObject:
-        operation = table.newRewrite().validateFromSnapshot(java_long(spark, planning_snapshot_id))
+        operation = table.newRewrite().validateFromSnapshot(java_long(spark, validate_from_snapshot_id))
         operation = remove_data(operation.dataSequenceNumber(java_long(spark, data_sequence_number)))
         for data_file in added_data:
             operation = operation.addFile(data_file)
+        for delete_file in added_deletes:
+            operation = operation.addFile(delete_file)
         return remove_deletes(operation)
 
     return build

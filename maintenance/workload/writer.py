@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 from pyiceberg.io import FileIO
 from pyiceberg.io.pyarrow import schema_to_pyarrow
 from pyiceberg.schema import Schema
@@ -23,6 +22,7 @@ from pyiceberg.schema import Schema
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.deletion_vectors import DeletionVectorWriter
 from maintenance.spark.jvm import JavaObject, jvm
+from maintenance.table.parquet_files import write_parquet
 from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
 from maintenance.workload.model import Batch, Row
 from maintenance.workload.shape import COLUMN_NAMES, TableShape
@@ -37,11 +37,6 @@ class CommitStats:
     equality_delete_rows: int = 0
     position_delete_files: int = 0
     position_delete_rows: int = 0
-
-
-def write_parquet(io: FileIO, path: str, table: pa.Table) -> None:
-    with io.new_output(path).create(overwrite=False) as stream:
-        pq.write_table(table, stream)
 
 
 class BatchWriter:

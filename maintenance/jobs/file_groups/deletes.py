@@ -46,16 +46,20 @@ class DroppableDeletes:
         self._remaining = {path: set(data) for path, data in reach.items()}
 
     def covered_by(self, rewritten: Iterable[str]) -> list[str]:
-        """The deletes that may go now that `rewritten` data files (cumulatively, with earlier
-        calls) are rewritten; each is returned once."""
+        """The deletes that may go once `rewritten` data files (cumulatively, with the
+        rewrites `committed` before) are rewritten; nothing is marked until `committed`, so
+        a commit that is refused and tried again with fewer groups asks again."""
         done = set(rewritten)
-        ready = []
-        for path, data in list(self._remaining.items()):
+        return sorted(path for path, data in self._remaining.items() if not data - done)
+
+    def committed(self, rewritten: Iterable[str], dropped: Iterable[str]) -> None:
+        """A commit rewrote `rewritten` and dropped `dropped` (deletes a writer removed
+        meanwhile count as dropped: they are gone either way)."""
+        done = set(rewritten)
+        for path in dropped:
+            self._remaining.pop(path, None)
+        for data in self._remaining.values():
             data -= done
-            if not data:
-                ready.append(path)
-                del self._remaining[path]
-        return sorted(ready)
 
     @property
     def kept(self) -> list[str]:

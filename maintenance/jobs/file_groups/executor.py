@@ -13,10 +13,16 @@ finished ones are committed, and the run fails with the first error; what was co
 stays (a rerun plans from the new state). Commits are independent: each replaces files no
 other commit touches, and every one validates from the planning snapshot.
 
+Rebase: position deletes and DVs a writer committed since planning against files a commit
+replaces are carried over to the files its groups wrote, in the same commit (`rebase`,
+which holds the proof); each attempt rebases from the table as it is then.
+
 Conflict-scoped retry: when Iceberg refuses a commit because a writer committed meanwhile
 something that conflicts with some of its groups (a position delete or DV on a file they
-replace, a file they replace already gone), the refusal names the data file; the groups
-holding a file it names are left out and the others are committed at once. Their files are
+replace that landed after the rebase read the table, a file they replace already gone), the
+refusal names the data file. A delete is rebased again from the newer state, up to
+`REBASE_ATTEMPTS` times; a file gone, or a delete still conflicting after that, leaves out
+the groups holding a file it names, and the others are committed at once. Their files are
 replaced by nothing, so the next run plans them again from the table as it is then; their
 written files were never committed and stay for orphan cleanup. Only when every group of a
 commit is refused, or the refusal names none of their files, does the commit fail as before.
@@ -38,6 +44,7 @@ from maintenance.jobs.context import JobContext
 from maintenance.jobs.file_groups.deletes import DroppableDeletes
 from maintenance.jobs.file_groups.grouping import FileGroup
 from maintenance.jobs.file_groups.options import GroupOptions
+from maintenance.jobs.file_groups.rebase import RebaseError, rebase
 from maintenance.jobs.outcome import COMMITTED, JobOutcome, attach_partial
 from maintenance.jobs.publish import Change
 from maintenance.spark.errors import java_errors
@@ -47,6 +54,9 @@ from maintenance.spark.rewrites import data_file_rewrite
 from maintenance.spark.validators import Validator
 
 log = structlog.get_logger(__name__)
+
+REBASE_ATTEMPTS = 3  # a commit refused for a delete committed after its rebase read the table rebases again this often
+GONE = "Missing required files to delete"  # Iceberg's refusal when a replaced file is no longer live: nothing to rebase onto
 
 WriteGroup = Callable[[FileGroup, GroupTasks], list[JavaObject]]  # (group, its scan tasks) -> new data files
 
@@ -71,6 +81,8 @@ class _Committed:
     snapshots: int = 0
     groups: int = 0
     groups_refused: int = 0
+    rows_rebased: int = 0
+    deletes_rebased: int = 0
     data_files_rewritten: int = 0
     data_files_added: int = 0
     delete_files_removed: int = 0
@@ -83,6 +95,7 @@ class _Committed:
             "groups_planned": planned,
             "groups_rewritten": self.groups,
             **({"groups_refused": self.groups_refused} if self.groups_refused else {}),
+            **({"rows_rebased": self.rows_rebased, "deletes_rebased": self.deletes_rebased} if self.deletes_rebased else {}),
             "data_files_rewritten": self.data_files_rewritten,
             "data_files_added": self.data_files_added,
             "delete_files_removed": self.delete_files_removed,
@@ -160,14 +173,20 @@ def _write_in_run(ctx: JobContext, write: WriteGroup, group: FileGroup, tasks: G
 
 
 def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup, list[JavaObject]]], committed: _Committed) -> None:
-    """Commit the finished groups; the groups a concurrent commit conflicts with are left out
-    and the others committed (module docstring, "Conflict-scoped retry")."""
+    """Commit the finished groups, rebasing deletes committed meanwhile; the groups a
+    concurrent commit still conflicts with are left out and the others committed (module
+    docstring, "Rebase" and "Conflict-scoped retry")."""
+    rebases = 0
     while True:
         try:
             _commit_groups(ctx, work, finished, committed)
             return
         except ConflictError as exc:
             refused = refused_groups(finished, str(exc))
+            if refused and GONE not in str(exc) and not isinstance(exc, RebaseError) and rebases < REBASE_ATTEMPTS:
+                rebases += 1
+                log.info("a delete committed after the rebase read the table conflicts; rebasing again", attempt=rebases, error=str(exc))
+                continue
             if not refused or len(refused) == len(finished):
                 raise
             log.warning("a concurrent commit conflicts with some file groups; committing the others", groups_refused=len(refused),
@@ -189,12 +208,24 @@ def _commit_groups(ctx: JobContext, work: GroupRewrite, finished: list[tuple[Fil
     groups: the dangling deletes alone, if there are any)."""
     paths = [f.path for group, _ in finished for f in group.files]
     added = [new for _, files in finished for new in files]
-    drop = work.droppable.covered_by(paths)
-    if not finished and not drop:
+    covered = work.droppable.covered_by(paths)
+    if not finished and not covered:
         return
-    build = data_file_rewrite(ctx.spark, work.snapshot_id, work.sequence_number, lambda operation: work.tasks.remove_data_files(operation, paths), added,
-                              lambda operation: work.java_deletes.remove(operation, drop))
-    committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate, removes=frozenset(paths)))
+    rebased = rebase(ctx, work.snapshot_id, work.tasks, finished) if finished else None
+    drop = [key for key in covered if rebased is None or key not in rebased.gone]
+    build = data_file_rewrite(ctx.spark, rebased.base_snapshot_id if rebased else work.snapshot_id, work.sequence_number,
+                              lambda operation: work.tasks.remove_data_files(operation, paths), added,
+                              lambda operation: work.java_deletes.remove(operation, drop), rebased.delete_files if rebased else ())
+    try:
+        committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate, removes=frozenset(paths)))
+    except BaseException:
+        if rebased is not None and rebased.delete_files:
+            ctx.discard_unpublished(rebased.locations)
+        raise
+    work.droppable.committed(paths, covered)
+    if rebased is not None:
+        committed.rows_rebased += rebased.rows
+        committed.deletes_rebased += len(rebased.delete_files)
     committed.snapshots += 1
     committed.groups += len(finished)
     committed.input_bytes += sum(group.input_bytes for group, _ in finished)

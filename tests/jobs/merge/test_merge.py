@@ -83,19 +83,25 @@ def test_equality_delete_committed_during_merge_still_applies(spark, config: Con
     assert spark_rows(spark, ref) == model_rows(writer["model"])  # the writer's updates and deletes hold
 
 
-def test_a_position_delete_on_a_replaced_file_refuses_only_its_group(spark, config: Config, cdc_table: CdcFactory) -> None:
-    """P1/P2 with a position delete: the writer's commit stands; Iceberg refuses MERGE's
-    commit for the group replacing the writer's file, the other partition's group commits
-    (conflict-scoped retry), and the next run merges what was left, the row still deleted."""
+def test_a_replaced_file_a_writer_removed_refuses_only_its_group(spark, config: Config, cdc_table: CdcFactory) -> None:
+    """P1/P2 with a copy-on-write DELETE: the writer's commit stands and replaces a data
+    file MERGE is rewriting; nothing can be carried over to a file that is gone, so Iceberg
+    refuses the group replacing it, the other partition's group commits (conflict-scoped
+    retry), and the next run merges what was left, the row still deleted. (A merge-on-read
+    writer's position deletes are carried over instead: `tests/jobs/file_groups/test_rebase.py`.)"""
     ref, _, model = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
     victim = sorted(model.rows)[0][0]
+    spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('write.delete.mode' = 'copy-on-write')")
+    wrote: list[str] = []
 
-    def writer_deletes(_stage: str, **_counts: int) -> None:
-        spark.sql(f"DELETE FROM {ref.spark_name} WHERE id = {victim}")  # merge-on-read: a position delete
+    def writer_deletes(stage: str, **_counts: int) -> None:
+        if stage == "groups written" and not wrote:
+            spark.sql(f"DELETE FROM {ref.spark_name} WHERE id = {victim}")  # copy-on-write: the data file replaced
+            wrote.append(stage)
 
     first = run_job(config, ref, "merge", progress=writer_deletes)
 
-    assert first.status == COMMITTED, first.error
+    assert wrote and first.status == COMMITTED, first.error
     assert first.counters["groups_planned"] == 2 and first.counters["groups_refused"] == 1 and first.counters["groups_rewritten"] == 1
     assert spark.sql(f"SELECT count(*) n FROM {ref.spark_name} WHERE id = {victim}").collect()[0].n == 0
     second = run_merge(config, ref)

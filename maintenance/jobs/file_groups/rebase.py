@@ -1,0 +1,157 @@
+"""Carrying a writer's position deletes over to the files a rewrite wrote (the rebase).
+
+A writer's merge-on-read UPDATE, DELETE or MERGE INTO that commits while a rewrite runs
+writes position deletes (a DV on format 3) against data files the rewrite is replacing.
+Iceberg then refuses the rewrite ("found new position delete for replaced data file";
+on format 3 "Can't index multiple DVs", because the validation indexes the writer's new DV
+beside the one it replaced), and without a rebase all its work is lost, again and again
+while the writer keeps writing. Before each commit, when the table moved on since the
+planning snapshot P to a current snapshot B:
+
+1. every position delete and DV added by the snapshots after P up to B is read for the
+   commit's replaced files (`java/ConcurrentPositionDeletes.java`);
+2. each deleted row that was live at P is found in the files its group wrote
+   (`spark/moved_rows.py`);
+3. one delete file per written file that holds such rows is written (a DV on format 3,
+   else a v2 position delete file naming that one file), and added by the same commit,
+   which now validates from B instead of P; delete files the writer removed since P (it
+   replaces a file's file-scoped deletes with one holding them and its own) are no longer
+   the commit's to drop.
+
+Why the commit then shows exactly the rows B shows (the proof). Let W(f) be the rows a
+group wrote for its replaced files f, the multiset of f's rows live at P (the scan tasks
+applied P's deletes). In B, f's live rows are those of P minus D, the rows B's position
+deletes added since P remove (positions deleted only accumulate; a position already
+deleted at P is skipped, having no row in W), minus what equality deletes committed since P
+remove. After the commit: W minus the rebased delete, which removes for each row of D one
+distinct row of W equal to it in every column (and `_row_id` on format 3), so exactly the
+multiset W minus D; the written files keep P's data sequence number, so every equality
+delete committed since P applies to them as it applied to f (sequence numbers are greater
+than P's), and the rebased delete gets the commit's own number, greater than the written
+files', so it applies to them and, naming them only, to nothing else. Deletes added after B
+are Iceberg's to find: the commit validates from B, and a refusal rebases again from the
+newer state (`executor`). A verified run proves it again: the verification compares B's
+rows with the staged snapshot's over every file the change touches, the rebased deletes
+included.
+
+The writer's own delete files stay: they name only replaced paths, which no live file
+has, so they delete nothing (dangling; the next MERGE or REWRITE drops them). If P is no
+longer an ancestor of B, nothing is rebased and Iceberg validates from P as before.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+import structlog
+
+from maintenance.errors import ConflictError
+from maintenance.jobs.context import JobContext
+from maintenance.jobs.file_groups.grouping import FileGroup
+from maintenance.spark.content_files import ContentFiles
+from maintenance.spark.deletion_vectors import DeletionVectorWriter
+from maintenance.spark.errors import java_errors
+from maintenance.spark.java_helpers import new_helper
+from maintenance.spark.jvm import JavaObject
+from maintenance.spark.moved_rows import UnmatchedRowsError, moved_positions
+from maintenance.spark.planned_tasks import PlannedTasks
+from maintenance.table.parquet_files import write_parquet
+from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
+
+log = structlog.get_logger(__name__)
+
+Finished = Sequence[tuple[FileGroup, list[JavaObject]]]  # groups written, with the data files each wrote
+
+
+class RebaseError(ConflictError):
+    """Deletes committed meanwhile could not be carried over (a deleted row found in no
+    written file): the groups of the file it names are left out of the commit."""
+
+
+@dataclass
+class Rebased:
+    """Deletes carried over to written files, for one commit that validates from `base_snapshot_id`."""
+
+    base_snapshot_id: int
+    delete_files: list[JavaObject] = field(default_factory=list)  # to add in the commit
+    rows: int = 0  # rows deleted meanwhile that were live at planning, now deleted in written files
+    writer_delete_files: int = 0  # the writers' delete files that named a replaced file (per replaced file)
+    gone: frozenset[str] = frozenset()  # record keys of delete files writers removed since planning: not the commit's to drop
+
+    @property
+    def locations(self) -> list[str]:
+        return [str(f.location()) for f in self.delete_files]
+
+
+def rebase(ctx: JobContext, planning_snapshot_id: int, tasks: PlannedTasks, finished: Finished) -> Rebased | None:
+    """The deletes to add so that a commit of `finished` keeps what writers deleted since
+    planning (module docstring); None when the table is still at the planning snapshot,
+    nothing committed since deletes a position of a replaced file, or the history no longer
+    leads back to planning (the commit then validates from planning, as without a rebase)."""
+    table = ctx.table.real
+    table.refresh()
+    current = table.currentSnapshot()
+    if current is None or int(current.snapshotId()) == planning_snapshot_id:
+        return None
+    base = int(current.snapshotId())
+    replaced = [f.path for group, _ in finished for f in group.files]
+    with java_errors("positions deleted since planning"):
+        answer = str(new_helper(ctx.spark, "ConcurrentPositionDeletes").positions(table, str(planning_snapshot_id), str(base), "\n".join(replaced)))
+    if answer == "!":
+        log.warning("the planning snapshot is no longer an ancestor of the current one; nothing rebased", planning=planning_snapshot_id, current=base)
+        return None
+    deleted: dict[str, list[int]] = {}
+    gone: set[str] = set()
+    named = 0
+    for line in answer.splitlines():
+        files, path, *positions = line.split("\t")
+        if files == "-":
+            gone.add(path)
+            continue
+        deleted[path] = [int(p) for p in positions[0].split(",")]
+        named += int(files)
+    if not deleted:
+        return None
+    rebased = Rebased(base, writer_delete_files=named, gone=frozenset(gone))
+    lineage = ctx.metadata.table.format_version >= 3
+    moved: dict[str, list[int]] = {}
+    for group, written in finished:
+        ours = {f.path: deleted[f.path] for f in group.files if f.path in deleted}
+        if ours:
+            try:
+                found, rows = moved_positions(ctx.spark, table, tasks.for_group(list(ours)), written, ours, row_lineage=lineage)
+            except UnmatchedRowsError as exc:
+                raise RebaseError(f"deletes committed meanwhile cannot be carried over: {exc}") from exc
+            moved.update(found)
+            rebased.rows += rows
+    by_location = {str(f.location()): f for _, written in finished for f in written}
+    rebased.delete_files = _write_deletes(ctx, [(by_location[path], positions) for path, positions in sorted(moved.items())], lineage)
+    log.info("deletes committed since planning carried over to the written files", base_snapshot_id=base, replaced_files=len(deleted),
+             rows=rebased.rows, delete_files=len(rebased.delete_files))
+    return rebased
+
+
+def _write_deletes(ctx: JobContext, moved: list[tuple[JavaObject, list[int]]], deletion_vectors: bool) -> list[JavaObject]:
+    """One delete file per written file: a DV (format 3), or a v2 position delete file."""
+    if not moved:
+        return []
+    table = ctx.table.real
+    operation = f"{ctx.run_id}-rebase-{uuid.uuid4().hex[:8]}"
+    if deletion_vectors:
+        writer = DeletionVectorWriter(ctx.spark, table, operation)
+        for data_file, positions in moved:
+            writer.add(data_file, positions)
+        return writer.close()
+    contents = ContentFiles(ctx.spark, table)
+    locations = table.locationProvider()
+    files = []
+    for data_file, positions in moved:
+        spec = table.specs().get(data_file.specId())
+        location = str(locations.newDataLocation(spec, data_file.partition(), f"{operation}-{uuid.uuid4().hex}-deletes.parquet"))
+        location_of_data = str(data_file.location())
+        write_parquet(ctx.metadata.table.io, location, pa.table({"file_path": [location_of_data] * len(positions), "pos": positions}, schema=POSITION_DELETE_SCHEMA))
+        files.append(contents.position_delete_file(location, int(data_file.specId()), data_file.partition(), referenced_data_file=location_of_data))
+    return files
