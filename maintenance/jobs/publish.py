@@ -16,7 +16,11 @@ With verification on, a change never becomes current unverified:
    what makes it safe is that a verified change keeps its effect on any newer state whose
    new commits its validations accept. Each job's validator states which commits those
    are (`spark.validators`); for example MERGE refuses new partition-scoped equality
-   deletes when it moves rows between partition specs.
+   deletes when it moves rows between partition specs. A data-file rewrite built again
+   also carries over the position deletes writers committed meanwhile
+   (`file_groups/rebase.py`, whose proof covers that part; it is tried again a few times,
+   `commits_on_newer_state`, as a writer that deletes every few seconds may land again
+   while it is built).
 
 If the fingerprints differ, nothing is published: the run fails with "content changed",
 the staged snapshot stays unreferenced until the next expiry and its files are left to
@@ -34,7 +38,7 @@ from dataclasses import dataclass, field
 import structlog
 
 from maintenance import faults
-from maintenance.errors import IcemaintError
+from maintenance.errors import ConflictError, IcemaintError
 from maintenance.jobs.spec import Progress, no_progress
 from maintenance.jobs.verification import ENTRIES, POSITIONS, ROWS, Evidence
 from maintenance.spark.fenced_table import FencedTable, Staged
@@ -60,6 +64,7 @@ class Change:
     perform: Callable[[JavaObject], None] | None = None  # table -> None, having committed one snapshot through it
     proof: str = ROWS  # how its staged snapshot is verified (`jobs/verification.py`)
     removes: frozenset[str] = frozenset()  # the data files it says it removes: read early by verification, trusted for nothing
+    commits_on_newer_state: int = 1  # how often it is committed on the newest state before a refusal stands (a `build` that adapts to it)
 
 
 def _commit(table: FencedTable, change: Change) -> int:
@@ -116,7 +121,7 @@ class Publisher:
     def publish(self, change: Change) -> int:
         """Make the change current; returns the snapshot id readers now see."""
         if not self.verify:
-            return _commit(self.table, change)
+            return self._commit(change)
         staged = _stage(self.table, change)
         faults.point("staged")
         self.verification.staged.append(staged.snapshot_id)
@@ -140,4 +145,16 @@ class Publisher:
         if self.table.fast_forward(staged, change.what):
             return staged.snapshot_id
         log.info("the table moved while the change was verified; applying it again on the newest state", staged=staged.snapshot_id)
-        return _commit(self.table, change)
+        return self._commit(change)
+
+    def _commit(self, change: Change) -> int:
+        """Commit on the newest state; a change whose `build` adapts to what landed meanwhile
+        (`commits_on_newer_state`) is built and committed again after a refusal."""
+        for attempt in range(1, change.commits_on_newer_state + 1):
+            try:
+                return _commit(self.table, change)
+            except ConflictError:
+                if attempt == change.commits_on_newer_state:
+                    raise
+                log.info("refused on the newest state; built again on what landed meanwhile", what=change.what, attempt=attempt)
+        raise AssertionError("unreachable")

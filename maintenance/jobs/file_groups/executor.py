@@ -44,7 +44,7 @@ from maintenance.jobs.context import JobContext
 from maintenance.jobs.file_groups.deletes import DroppableDeletes
 from maintenance.jobs.file_groups.grouping import FileGroup
 from maintenance.jobs.file_groups.options import GroupOptions
-from maintenance.jobs.file_groups.rebase import RebaseError, rebase
+from maintenance.jobs.file_groups.rebase import RebaseError, Rebaser
 from maintenance.jobs.outcome import COMMITTED, JobOutcome, attach_partial
 from maintenance.jobs.publish import Change
 from maintenance.spark.errors import java_errors
@@ -55,7 +55,8 @@ from maintenance.spark.validators import Validator
 
 log = structlog.get_logger(__name__)
 
-REBASE_ATTEMPTS = 3  # a commit refused for a delete committed after its rebase read the table rebases again this often
+REBASE_ATTEMPTS = 3  # a staged commit refused for a delete committed after its rebase read the table is staged again this often
+COMMITS_ON_NEWER_STATE = 5  # a verified commit applied again on a moved table: rebased and committed again this often
 GONE = "Missing required files to delete"  # Iceberg's refusal when a replaced file is no longer live: nothing to rebase onto
 
 WriteGroup = Callable[[FileGroup, GroupTasks], list[JavaObject]]  # (group, its scan tasks) -> new data files
@@ -211,17 +212,23 @@ def _commit_groups(ctx: JobContext, work: GroupRewrite, finished: list[tuple[Fil
     covered = work.droppable.covered_by(paths)
     if not finished and not covered:
         return
-    rebased = rebase(ctx, work.snapshot_id, work.tasks, finished) if finished else None
+    rebaser = Rebaser(ctx, work.snapshot_id, work.tasks, finished) if finished else None
+    rebased = rebaser.refresh() if rebaser else None
+    built = 0
+
+    def build(table: JavaObject) -> JavaObject:
+        nonlocal rebased, built
+        built += 1
+        if rebaser is not None and built > 1:  # applied again on a newer state: carry over what landed meanwhile
+            rebased = rebaser.refresh()
+        drop = [key for key in covered if rebased is None or key not in rebased.gone]
+        return data_file_rewrite(ctx.spark, rebased.base_snapshot_id if rebased else work.snapshot_id, work.sequence_number,
+                                 lambda operation: work.tasks.remove_data_files(operation, paths), added,
+                                 lambda operation: work.java_deletes.remove(operation, drop), rebased.delete_files if rebased else ())(table)
+
+    committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate, removes=frozenset(paths),
+                                               commits_on_newer_state=COMMITS_ON_NEWER_STATE if rebaser else 1))
     drop = [key for key in covered if rebased is None or key not in rebased.gone]
-    build = data_file_rewrite(ctx.spark, rebased.base_snapshot_id if rebased else work.snapshot_id, work.sequence_number,
-                              lambda operation: work.tasks.remove_data_files(operation, paths), added,
-                              lambda operation: work.java_deletes.remove(operation, drop), rebased.delete_files if rebased else ())
-    try:
-        committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate, removes=frozenset(paths)))
-    except BaseException:
-        if rebased is not None and rebased.delete_files:
-            ctx.discard_unpublished(rebased.locations)
-        raise
     work.droppable.committed(paths, covered)
     if rebased is not None:
         committed.rows_rebased += rebased.rows

@@ -32,7 +32,10 @@ files', so it applies to them and, naming them only, to nothing else. Deletes ad
 are Iceberg's to find: the commit validates from B, and a refusal rebases again from the
 newer state (`executor`). A verified run proves it again: the verification compares B's
 rows with the staged snapshot's over every file the change touches, the rebased deletes
-included.
+included. When main moved while that ran, the change is built again on the newest state
+(`jobs/publish.py`) and `Rebaser.refresh` carries over, by the same rule, what landed
+meanwhile (rows found before are not looked up again); that part rests on this proof alone,
+as the rest of such a commit rests on Iceberg's validations.
 
 The writer's own delete files stay: they name only replaced paths, which no live file
 has, so they delete nothing (dangling; the next MERGE or REWRITE drops them). If P is no
@@ -71,67 +74,99 @@ class RebaseError(ConflictError):
     written file): the groups of the file it names are left out of the commit."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Rebased:
     """Deletes carried over to written files, for one commit that validates from `base_snapshot_id`."""
 
     base_snapshot_id: int
     delete_files: list[JavaObject] = field(default_factory=list)  # to add in the commit
     rows: int = 0  # rows deleted meanwhile that were live at planning, now deleted in written files
-    writer_delete_files: int = 0  # the writers' delete files that named a replaced file (per replaced file)
     gone: frozenset[str] = frozenset()  # record keys of delete files writers removed since planning: not the commit's to drop
 
-    @property
-    def locations(self) -> list[str]:
-        return [str(f.location()) for f in self.delete_files]
 
+class Rebaser:
+    """The rebase of one commit's groups, brought up to the table's current snapshot by
+    `refresh` as often as the commit is tried: rows already found are not looked up again,
+    and the delete files are written again only when there is more to carry over."""
 
-def rebase(ctx: JobContext, planning_snapshot_id: int, tasks: PlannedTasks, finished: Finished) -> Rebased | None:
-    """The deletes to add so that a commit of `finished` keeps what writers deleted since
-    planning (module docstring); None when the table is still at the planning snapshot,
-    nothing committed since deletes a position of a replaced file, or the history no longer
-    leads back to planning (the commit then validates from planning, as without a rebase)."""
-    table = ctx.table.real
-    table.refresh()
-    current = table.currentSnapshot()
-    if current is None or int(current.snapshotId()) == planning_snapshot_id:
-        return None
-    base = int(current.snapshotId())
-    replaced = [f.path for group, _ in finished for f in group.files]
-    with java_errors("positions deleted since planning"):
-        answer = str(new_helper(ctx.spark, "ConcurrentPositionDeletes").positions(table, str(planning_snapshot_id), str(base), "\n".join(replaced)))
-    if answer == "!":
-        log.warning("the planning snapshot is no longer an ancestor of the current one; nothing rebased", planning=planning_snapshot_id, current=base)
-        return None
-    deleted: dict[str, list[int]] = {}
-    gone: set[str] = set()
-    named = 0
-    for line in answer.splitlines():
-        files, path, *positions = line.split("\t")
-        if files == "-":
-            gone.add(path)
-            continue
-        deleted[path] = [int(p) for p in positions[0].split(",")]
-        named += int(files)
-    if not deleted:
-        return None
-    rebased = Rebased(base, writer_delete_files=named, gone=frozenset(gone))
-    lineage = ctx.metadata.table.format_version >= 3
-    moved: dict[str, list[int]] = {}
-    for group, written in finished:
-        ours = {f.path: deleted[f.path] for f in group.files if f.path in deleted}
-        if ours:
+    def __init__(self, ctx: JobContext, planning_snapshot_id: int, tasks: PlannedTasks, finished: Finished) -> None:
+        self._ctx = ctx
+        self._planning = planning_snapshot_id
+        self._tasks = tasks
+        self._finished = finished
+        self._replaced = "\n".join(f.path for group, _ in finished for f in group.files)
+        self._lineage = ctx.metadata.table.format_version >= 3
+        self._looked_up: set[tuple[str, int]] = set()  # (replaced file, position) already looked up
+        self._moved: dict[str, set[int]] = {}  # written file location -> positions to delete there
+        self._rows = 0
+        self.current: Rebased | None = None
+
+    def refresh(self) -> Rebased | None:
+        """The rebase up to the current snapshot (module docstring); None when the table is
+        still at the planning snapshot, nothing committed since deletes a position of a
+        replaced file, or the history no longer leads back to planning (the commit then
+        validates from planning, as without a rebase)."""
+        ctx = self._ctx
+        table = ctx.table.real
+        table.refresh()
+        current = table.currentSnapshot()
+        if current is None or int(current.snapshotId()) == self._planning:
+            return self.current
+        base = int(current.snapshotId())
+        with java_errors("positions deleted since planning"):
+            answer = str(new_helper(ctx.spark, "ConcurrentPositionDeletes").positions(table, str(self._planning), str(base), self._replaced))
+        if answer == "!":
+            log.warning("the planning snapshot is no longer an ancestor of the current one; nothing rebased", planning=self._planning, current=base)
+            self.current = None
+            return None
+        deleted: set[tuple[str, int]] = set()
+        gone: set[str] = set()
+        for line in answer.splitlines():
+            files, path, *positions = line.split("\t")
+            if files == "-":
+                gone.add(path)
+            else:
+                deleted.update((path, int(p)) for p in positions[0].split(","))
+        if self._looked_up - deleted:
+            # Deleted positions only accumulate; these vanished (the table was rolled back past
+            # a writer's commit): what was carried over may no longer hold.
+            raise RebaseError(f"deletes carried over are no longer in the table (first: {min(self._looked_up - deleted)[0]})")
+        new: dict[str, list[int]] = {}
+        for path, position in sorted(deleted - self._looked_up):
+            new.setdefault(path, []).append(position)
+        if new:
+            self._carry_over(new)
+        if not self._looked_up:
+            return None
+        self.current = Rebased(base, self.current.delete_files if self.current and not new else self._write(), self._rows, frozenset(gone))
+        if new:
+            log.info("deletes committed since planning carried over to the written files", base_snapshot_id=base, replaced_files=len(new),
+                     rows=self._rows, delete_files=len(self.current.delete_files))
+        return self.current
+
+    def _carry_over(self, new: dict[str, list[int]]) -> None:
+        """Find the rows at these (replaced file, positions) in the written files."""
+        for group, written in self._finished:
+            ours = {f.path: new[f.path] for f in group.files if f.path in new}
+            if not ours:
+                continue
             try:
-                found, rows = moved_positions(ctx.spark, table, tasks.for_group(list(ours)), written, ours, row_lineage=lineage)
+                found, rows = moved_positions(self._ctx.spark, self._ctx.table.real, self._tasks.for_group(list(ours)), written, ours,
+                                              row_lineage=self._lineage)
             except UnmatchedRowsError as exc:
                 raise RebaseError(f"deletes committed meanwhile cannot be carried over: {exc}") from exc
-            moved.update(found)
-            rebased.rows += rows
-    by_location = {str(f.location()): f for _, written in finished for f in written}
-    rebased.delete_files = _write_deletes(ctx, [(by_location[path], positions) for path, positions in sorted(moved.items())], lineage)
-    log.info("deletes committed since planning carried over to the written files", base_snapshot_id=base, replaced_files=len(deleted),
-             rows=rebased.rows, delete_files=len(rebased.delete_files))
-    return rebased
+            for location, positions in found.items():
+                self._moved.setdefault(location, set()).update(positions)
+            self._rows += rows
+        self._looked_up.update((path, p) for path, positions in new.items() for p in positions)
+
+    def _write(self) -> list[JavaObject]:
+        """The delete files of everything carried over so far, written afresh (one DV per
+        data file: the spec allows no more). The ones they supersede were never made
+        current; a staged snapshot may name them, so they are left to orphan cleanup, as
+        the files of groups a commit leaves out are."""
+        by_location = {str(f.location()): f for _, written in self._finished for f in written}
+        return _write_deletes(self._ctx, [(by_location[path], sorted(positions)) for path, positions in sorted(self._moved.items())], self._lineage)
 
 
 def _write_deletes(ctx: JobContext, moved: list[tuple[JavaObject, list[int]]], deletion_vectors: bool) -> list[JavaObject]:

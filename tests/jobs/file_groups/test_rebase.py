@@ -70,18 +70,18 @@ def lineage(spark: Any, ref: TableRef) -> dict[int, int]:
 
 def test_a_delete_committed_after_the_rebase_read_the_table_is_rebased_on_the_next_attempt(
         spark: Any, config: Config, cdc_table: CdcFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The writer commits again between the rebase's reading and the commit: Iceberg refuses
-    the commit (validated from what the rebase read), and the next attempt carries over both."""
-    from maintenance.jobs.file_groups import executor
+    """The writer commits again between the rebase's reading and the staging: Iceberg refuses
+    the staged commit (validated from what the rebase read), and the next attempt carries over both."""
+    from maintenance.jobs.file_groups.rebase import Rebaser
 
     ref, _, model = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2)
     keys = [key[0] for key in sorted(model.rows)]
     first, second = keys[5:30:6], keys[31:60:7]
-    real_rebase = executor.rebase
+    real_refresh = Rebaser.refresh
     calls: list[int] = []
 
-    def rebase_then_writer_deletes(*args: Any, **kwargs: Any) -> Any:
-        rebased = real_rebase(*args, **kwargs)
+    def refresh_then_writer_deletes(self: Rebaser) -> Any:
+        rebased = real_refresh(self)
         calls.append(rebased.rows if rebased else 0)
         if len(calls) == 1:
             spark.sql(f"DELETE FROM {ref.spark_name} WHERE id IN ({', '.join(map(str, second))})")
@@ -91,10 +91,35 @@ def test_a_delete_committed_after_the_rebase_read_the_table_is_rebased_on_the_ne
         if stage == "groups written" and not calls:
             spark.sql(f"DELETE FROM {ref.spark_name} WHERE id IN ({', '.join(map(str, first))})")
 
-    monkeypatch.setattr(executor, "rebase", rebase_then_writer_deletes)
+    monkeypatch.setattr(Rebaser, "refresh", refresh_then_writer_deletes)
     outcome = run_job(config, ref, "merge", progress=writer, verify=True)
 
     assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
     assert calls == [len(first), len(first) + len(second)]
     assert outcome.counters["rows_rebased"] == len(first) + len(second) and "groups_refused" not in outcome.counters
     assert spark_rows(spark, ref) == [row for row in model_rows(model) if row[0] not in first + second]
+
+
+@pytest.mark.parametrize("format_version", [2, 3])
+def test_a_delete_committed_while_the_change_is_verified_is_carried_over_when_it_is_applied_again(
+        spark: Any, config: Config, cdc_table: CdcFactory, format_version: int) -> None:
+    """The writer commits while the staged change is verified: main has moved, so the change
+    is built again on the newest state, and that build carries the new deletes over too (on
+    v3 the written file's one DV then holds both writers' positions)."""
+    ref, _, model = cdc_table(shape=TableShape("identity", 2, "single"), rows=1600, commits=4, update_ratio=0.2, format_version=format_version)
+    keys = [key[0] for key in sorted(model.rows)]
+    first, second = keys[2:40:5], keys[41:80:6]
+    stages: list[str] = []
+
+    def writer(stage: str, **_counts: int) -> None:
+        if stage in ("groups written", "staged") and stage not in stages:
+            spark.sql(f"DELETE FROM {ref.spark_name} WHERE id IN ({', '.join(map(str, first if stage == 'groups written' else second))})")
+            stages.append(stage)
+
+    outcome = run_job(config, ref, "merge", progress=writer, verify=True)
+
+    assert stages == ["groups written", "staged"] and outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    assert outcome.counters["rows_rebased"] == len(first) + len(second) and "groups_refused" not in outcome.counters
+    assert spark_rows(spark, ref) == [row for row in model_rows(model) if row[0] not in first + second]
+    live = live_data_files(spark, ref)
+    assert len(deleted_data_files(spark, ref) & live) == outcome.counters["deletes_rebased"]
