@@ -15,7 +15,9 @@ that was already deleted then finds no row and needs no carrying over), the new 
 they are on disk (`raw_rows`). Iceberg's reader gives a file with no first row id (as a
 written, uncommitted file has none) no `_row_id` at all, not even the ones it stores, so on
 format 3 the written files are read as if their first row id were `UNWRITTEN_FIRST_ROW_ID`:
-a stored `_row_id` reads as itself, a missing one as a number no committed row has.
+a stored `_row_id` reads as itself, a missing one as a number no committed row has, which
+is then matched as no id at all, like a row of a table upgraded to format 3 whose files
+have no first row id yet (NULL at planning): such rows are told by their content alone.
 """
 
 from __future__ import annotations
@@ -54,7 +56,10 @@ def moved_positions(spark: SparkSession, table: JavaObject, old_tasks: GroupTask
     from pyspark.sql import types as T
 
     schema = json.loads(schema_json(spark, table))
-    identity = [*canonical_columns(schema, schema), *([F.col("_row_id")] if row_lineage else [])]
+    # A row with no id of its own (a table upgraded to v3 whose files have no first row id
+    # yet: NULL at planning, stored as NULL by the rewrite) is told by its content alone.
+    row_id = F.when(F.col("_row_id") < F.lit(UNWRITTEN_FIRST_ROW_ID), F.col("_row_id"))
+    identity = [*canonical_columns(schema, schema), *([row_id] if row_lineage else [])]
     wanted = spark.createDataFrame(
         [(path, position) for path, positions in deleted.items() for position in positions],
         T.StructType([T.StructField("d_file", T.StringType(), False), T.StructField("d_pos", T.LongType(), False)]),

@@ -55,7 +55,7 @@ from maintenance.spark.validators import Validator
 
 log = structlog.get_logger(__name__)
 
-REBASE_ATTEMPTS = 3  # a staged commit refused for a delete committed after its rebase read the table is staged again this often
+REBASE_ATTEMPTS = 5  # a staged commit refused for a delete committed after its rebase read the table is staged again this often
 COMMITS_ON_NEWER_STATE = 5  # a verified commit applied again on a moved table: rebased and committed again this often
 GONE = "Missing required files to delete"  # Iceberg's refusal when a replaced file is no longer live: nothing to rebase onto
 
@@ -84,6 +84,7 @@ class _Committed:
     groups_refused: int = 0
     rows_rebased: int = 0
     deletes_rebased: int = 0
+    writer_deletes_removed: int = 0
     data_files_rewritten: int = 0
     data_files_added: int = 0
     delete_files_removed: int = 0
@@ -97,6 +98,7 @@ class _Committed:
             "groups_rewritten": self.groups,
             **({"groups_refused": self.groups_refused} if self.groups_refused else {}),
             **({"rows_rebased": self.rows_rebased, "deletes_rebased": self.deletes_rebased} if self.deletes_rebased else {}),
+            **({"writer_deletes_removed": self.writer_deletes_removed} if self.writer_deletes_removed else {}),
             "data_files_rewritten": self.data_files_rewritten,
             "data_files_added": self.data_files_added,
             "delete_files_removed": self.delete_files_removed,
@@ -178,11 +180,12 @@ def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup,
     concurrent commit still conflicts with are left out and the others committed (module
     docstring, "Rebase" and "Conflict-scoped retry")."""
     rebases = 0
+    rebaser = Rebaser(ctx, work.snapshot_id, work.tasks, finished) if finished else None
     while True:
         try:
-            _commit_groups(ctx, work, finished, committed)
+            _commit_groups(ctx, work, finished, committed, rebaser)
             return
-        except ConflictError as exc:
+        except (ConflictError, RebaseError) as exc:
             refused = refused_groups(finished, str(exc))
             if refused and GONE not in str(exc) and not isinstance(exc, RebaseError) and rebases < REBASE_ATTEMPTS:
                 rebases += 1
@@ -194,6 +197,7 @@ def _commit(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup,
                         groups_left=len(finished) - len(refused), error=str(exc))
             committed.groups_refused += len(refused)
             finished = [item for item in finished if all(item is not other for other in refused)]
+            rebaser = Rebaser(ctx, work.snapshot_id, work.tasks, finished)
 
 
 def refused_groups(finished: list[tuple[FileGroup, list[JavaObject]]], refusal: str) -> list[tuple[FileGroup, list[JavaObject]]]:
@@ -204,15 +208,16 @@ def refused_groups(finished: list[tuple[FileGroup, list[JavaObject]]], refusal: 
     return [item for item in finished if any(f.path in refusal for f in item[0].files)]
 
 
-def _commit_groups(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup, list[JavaObject]]], committed: _Committed) -> None:
+def _commit_groups(ctx: JobContext, work: GroupRewrite, finished: list[tuple[FileGroup, list[JavaObject]]], committed: _Committed,
+                   rebaser: Rebaser | None) -> None:
     """One RewriteFiles for the finished groups, dropping the deletes they complete (with no
-    groups: the dangling deletes alone, if there are any)."""
+    groups: the dangling deletes alone, if there are any), carrying over the deletes writers
+    committed meanwhile (`rebaser`, kept across attempts: what it found is not looked up again)."""
     paths = [f.path for group, _ in finished for f in group.files]
     added = [new for _, files in finished for new in files]
     covered = work.droppable.covered_by(paths)
     if not finished and not covered:
         return
-    rebaser = Rebaser(ctx, work.snapshot_id, work.tasks, finished) if finished else None
     rebased = rebaser.refresh() if rebaser else None
     built = 0
 
@@ -222,9 +227,10 @@ def _commit_groups(ctx: JobContext, work: GroupRewrite, finished: list[tuple[Fil
         if rebaser is not None and built > 1:  # applied again on a newer state: carry over what landed meanwhile
             rebased = rebaser.refresh()
         drop = [key for key in covered if rebased is None or key not in rebased.gone]
-        return data_file_rewrite(ctx.spark, rebased.base_snapshot_id if rebased else work.snapshot_id, work.sequence_number,
-                                 lambda operation: work.tasks.remove_data_files(operation, paths), added,
-                                 lambda operation: work.java_deletes.remove(operation, drop), rebased.delete_files if rebased else ())(table)
+        operation = data_file_rewrite(ctx.spark, rebased.base_snapshot_id if rebased else work.snapshot_id, work.sequence_number,
+                                      lambda operation: work.tasks.remove_data_files(operation, paths), added,
+                                      lambda operation: work.java_deletes.remove(operation, drop), rebased.delete_files if rebased else ())(table)
+        return rebaser.remove_writer_deletes(operation, bool(drop)) if rebaser is not None and rebased is not None else operation
 
     committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate, removes=frozenset(paths),
                                                commits_on_newer_state=COMMITS_ON_NEWER_STATE if rebaser else 1))
@@ -233,6 +239,7 @@ def _commit_groups(ctx: JobContext, work: GroupRewrite, finished: list[tuple[Fil
     if rebased is not None:
         committed.rows_rebased += rebased.rows
         committed.deletes_rebased += len(rebased.delete_files)
+        committed.writer_deletes_removed += rebased.writer_deletes
     committed.snapshots += 1
     committed.groups += len(finished)
     committed.input_bytes += sum(group.input_bytes for group, _ in finished)

@@ -49,16 +49,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import structlog
 
-from maintenance.errors import ConflictError
+from maintenance.errors import IcemaintError
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.file_groups.grouping import FileGroup
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.deletion_vectors import DeletionVectorWriter
 from maintenance.spark.errors import java_errors
 from maintenance.spark.java_helpers import new_helper
-from maintenance.spark.jvm import JavaObject
+from maintenance.spark.jvm import JavaObject, java_long
 from maintenance.spark.moved_rows import UnmatchedRowsError, moved_positions
 from maintenance.spark.planned_tasks import PlannedTasks
 from maintenance.table.parquet_files import write_parquet
@@ -66,12 +68,15 @@ from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
 
 log = structlog.get_logger(__name__)
 
+PASSES = 5  # readings of the table per refresh, until one finds nothing new
+
 Finished = Sequence[tuple[FileGroup, list[JavaObject]]]  # groups written, with the data files each wrote
 
 
-class RebaseError(ConflictError):
+class RebaseError(IcemaintError):
     """Deletes committed meanwhile could not be carried over (a deleted row found in no
-    written file): the groups of the file it names are left out of the commit."""
+    written file, a writer's delete files that span other files): the groups of the files
+    it names are left out of the commit. Not a ConflictError: trying again cannot help."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ class Rebased:
     delete_files: list[JavaObject] = field(default_factory=list)  # to add in the commit
     rows: int = 0  # rows deleted meanwhile that were live at planning, now deleted in written files
     gone: frozenset[str] = frozenset()  # record keys of delete files writers removed since planning: not the commit's to drop
+    writer_deletes: int = 0  # the writers' live delete files deleting in replaced files: the commit removes them (`remove_writer_deletes`)
 
 
 class Rebaser:
@@ -95,8 +101,12 @@ class Rebaser:
         self._tasks = tasks
         self._finished = finished
         self._replaced = "\n".join(f.path for group, _ in finished for f in group.files)
+        self._replaced_set = {f.path for group, _ in finished for f in group.files}
+        self._trimmed: dict[str, JavaObject | None] = {}  # a writer's partition-scoped delete file -> its copy without replaced files
         self._lineage = ctx.metadata.table.format_version >= 3
-        self._looked_up: set[tuple[str, int]] = set()  # (replaced file, position) already looked up
+        self._helper = new_helper(ctx.spark, "ConcurrentPositionDeletes")
+        self._looked_up: set[tuple[str, int]] = set()
+        self._carried_from: set[str] = set()  # replaced files some carried-over row came from  # (replaced file, position) already looked up
         self._moved: dict[str, set[int]] = {}  # written file location -> positions to delete there
         self._rows = 0
         self.current: Rebased | None = None
@@ -105,19 +115,72 @@ class Rebaser:
         """The rebase up to the current snapshot (module docstring); None when the table is
         still at the planning snapshot, nothing committed since deletes a position of a
         replaced file, or the history no longer leads back to planning (the commit then
-        validates from planning, as without a rebase)."""
+        validates from planning, as without a rebase). Finding rows takes a Spark job, during
+        which a steady writer may commit again: the table is read again until a reading
+        finds nothing more (at most `PASSES` times), so the commit validates from a snapshot
+        read an instant before it."""
+        changed = False
+        for _ in range(PASSES):
+            found = self._pass()
+            if found is None:
+                self.current = None
+                return None
+            base, gone, new = found
+            if base == self._planning:
+                return None
+            changed = changed or bool(new)
+            # Even with nothing to carry over, the commit validates from `base`: every position
+            # delete added since planning was read for the replaced files, so none that Iceberg
+            # would flag (by its bounds, a partition-scoped one may seem to apply) deletes in them.
+            self.current = Rebased(base, self.current.delete_files if self.current else [], self._rows, frozenset(gone),
+                                   int(self._helper.fileScopedCount()) + int(self._helper.partitionScoped().size()))
+            if not new:
+                break
+        assert self.current is not None
+        if changed:
+            self.current = Rebased(self.current.base_snapshot_id, self._write(), self._rows, self.current.gone, self.current.writer_deletes)
+            log.info("deletes committed since planning carried over to the written files", base_snapshot_id=self.current.base_snapshot_id,
+                     rows=self._rows, delete_files=len(self.current.delete_files))
+        return self.current
+
+    def remove_writer_deletes(self, operation: JavaObject, drops_planned: bool) -> JavaObject:
+        """`operation` (the commit's RewriteFiles) without the writers' deletes of replaced
+        files (as of the last reading), which would delete nothing after it: a delete file
+        naming one replaced file is removed; a partition-scoped one is replaced by a copy
+        without those entries (`_trimmed`: same partition, same data sequence number, so it
+        deletes exactly what it deleted in every other file). Iceberg's RewriteFiles adds
+        delete files only where it also removes some; this gives it some whenever a row was
+        carried over."""
+        assert self.current is not None
+        operation = self._helper.removeFileScoped(operation)
+        scoped = list(self._helper.partitionScoped())
+        for delete_file in scoped:
+            key = str(delete_file.location())
+            if key not in self._trimmed:
+                self._trimmed[key] = _trimmed(self._ctx, delete_file, self._replaced_set)
+            operation = operation.deleteFile(delete_file)
+            if self._trimmed[key] is not None:
+                operation = operation.addFile(self._trimmed[key], java_long(self._ctx.spark, int(delete_file.dataSequenceNumber())))
+        if self.current.delete_files and not (drops_planned or self.current.writer_deletes or scoped):
+            raise RebaseError("deletes committed meanwhile cannot be carried over (no delete file for the commit to replace) in "
+                              + ", ".join(sorted(self._carried_from)))
+        return operation
+
+    def _pass(self) -> tuple[int, set[str], dict[str, list[int]]] | None:
+        """One reading of the table: (the snapshot read, the delete files removed since
+        planning, the positions newly found and now carried over by replaced file); None when
+        planning is no longer an ancestor."""
         ctx = self._ctx
         table = ctx.table.real
         table.refresh()
         current = table.currentSnapshot()
         if current is None or int(current.snapshotId()) == self._planning:
-            return self.current
+            return self._planning, set(), {}
         base = int(current.snapshotId())
         with java_errors("positions deleted since planning"):
-            answer = str(new_helper(ctx.spark, "ConcurrentPositionDeletes").positions(table, str(self._planning), str(base), self._replaced))
+            answer = str(self._helper.positions(table, str(self._planning), str(base), self._replaced))
         if answer == "!":
             log.warning("the planning snapshot is no longer an ancestor of the current one; nothing rebased", planning=self._planning, current=base)
-            self.current = None
             return None
         deleted: set[tuple[str, int]] = set()
         gone: set[str] = set()
@@ -136,13 +199,7 @@ class Rebaser:
             new.setdefault(path, []).append(position)
         if new:
             self._carry_over(new)
-        if not self._looked_up:
-            return None
-        self.current = Rebased(base, self.current.delete_files if self.current and not new else self._write(), self._rows, frozenset(gone))
-        if new:
-            log.info("deletes committed since planning carried over to the written files", base_snapshot_id=base, replaced_files=len(new),
-                     rows=self._rows, delete_files=len(self.current.delete_files))
-        return self.current
+        return base, gone, new
 
     def _carry_over(self, new: dict[str, list[int]]) -> None:
         """Find the rows at these (replaced file, positions) in the written files."""
@@ -157,6 +214,8 @@ class Rebaser:
                 raise RebaseError(f"deletes committed meanwhile cannot be carried over: {exc}") from exc
             for location, positions in found.items():
                 self._moved.setdefault(location, set()).update(positions)
+            if rows:
+                self._carried_from.update(ours)
             self._rows += rows
         self._looked_up.update((path, p) for path, positions in new.items() for p in positions)
 
@@ -173,20 +232,33 @@ def _write_deletes(ctx: JobContext, moved: list[tuple[JavaObject, list[int]]], d
     """One delete file per written file: a DV (format 3), or a v2 position delete file."""
     if not moved:
         return []
-    table = ctx.table.real
     operation = f"{ctx.run_id}-rebase-{uuid.uuid4().hex[:8]}"
     if deletion_vectors:
-        writer = DeletionVectorWriter(ctx.spark, table, operation)
+        writer = DeletionVectorWriter(ctx.spark, ctx.table.real, operation)
         for data_file, positions in moved:
             writer.add(data_file, positions)
         return writer.close()
-    contents = ContentFiles(ctx.spark, table)
-    locations = table.locationProvider()
-    files = []
-    for data_file, positions in moved:
-        spec = table.specs().get(data_file.specId())
-        location = str(locations.newDataLocation(spec, data_file.partition(), f"{operation}-{uuid.uuid4().hex}-deletes.parquet"))
-        location_of_data = str(data_file.location())
-        write_parquet(ctx.metadata.table.io, location, pa.table({"file_path": [location_of_data] * len(positions), "pos": positions}, schema=POSITION_DELETE_SCHEMA))
-        files.append(contents.position_delete_file(location, int(data_file.specId()), data_file.partition(), referenced_data_file=location_of_data))
-    return files
+    return [_position_delete_file(ctx, operation, data_file, pa.table({"file_path": [str(data_file.location())] * len(positions), "pos": positions},
+                                                                     schema=POSITION_DELETE_SCHEMA), str(data_file.location()))
+            for data_file, positions in moved]
+
+
+def _trimmed(ctx: JobContext, delete_file: JavaObject, replaced: set[str]) -> JavaObject | None:
+    """A copy of a writer's partition-scoped position delete file without its entries for
+    replaced files (after the commit they would delete nothing), for the same partition and
+    data sequence number; None when nothing else is left."""
+    with ctx.metadata.table.io.new_input(str(delete_file.location())).open() as stream:
+        entries = pq.read_table(stream, columns=["file_path", "pos"])
+    kept = entries.filter(pc.invert(pc.is_in(entries["file_path"], value_set=pa.array(sorted(replaced), pa.string()))))
+    if kept.num_rows == 0:
+        return None
+    return _position_delete_file(ctx, f"{ctx.run_id}-rebase-{uuid.uuid4().hex[:8]}", delete_file, kept.cast(POSITION_DELETE_SCHEMA), None)
+
+
+def _position_delete_file(ctx: JobContext, operation: str, like: JavaObject, entries: pa.Table, referenced_data_file: str | None) -> JavaObject:
+    """A v2 position delete file of `entries`, in the spec and partition of content file `like`."""
+    table = ctx.table.real
+    spec = table.specs().get(like.specId())
+    location = str(table.locationProvider().newDataLocation(spec, like.partition(), f"{operation}-{uuid.uuid4().hex}-deletes.parquet"))
+    write_parquet(ctx.metadata.table.io, location, entries)
+    return ContentFiles(ctx.spark, table).position_delete_file(location, int(like.specId()), like.partition(), referenced_data_file=referenced_data_file)
