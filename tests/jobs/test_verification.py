@@ -421,8 +421,8 @@ def test_a_merge_dropping_a_delete_that_still_applies_elsewhere_is_not_published
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
     real = executor.data_file_rewrite
 
-    def dropping_one_more(spark_, snapshot_id, seq, remove_data, added, remove_deletes):  # type: ignore[no-untyped-def]
-        return real(spark_, snapshot_id, seq, remove_data, added, lambda operation: remove_deletes(operation).deleteFile(extra))
+    def dropping_one_more(spark_, snapshot_id, seq, remove_data, added, remove_deletes, added_deletes=()):  # type: ignore[no-untyped-def]
+        return real(spark_, snapshot_id, seq, remove_data, added, lambda operation: remove_deletes(operation).deleteFile(extra), added_deletes)
 
     with monkeypatch.context() as patched:
         patched.setattr(executor, "data_file_rewrite", dropping_one_more)
