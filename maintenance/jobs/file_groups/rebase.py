@@ -24,7 +24,8 @@ applied P's deletes). In B, f's live rows are those of P minus D, the rows B's p
 deletes added since P remove (positions deleted only accumulate; a position already
 deleted at P is skipped, having no row in W), minus what equality deletes committed since P
 remove. After the commit: W minus the rebased delete, which removes for each row of D one
-distinct row of W equal to it in every column (and `_row_id` on format 3), so exactly the
+distinct row of W equal to it in every column (and its `_row_id` on format 3, which the
+rewrite keeps: the very row), so exactly the
 multiset W minus D; the written files keep P's data sequence number, so every equality
 delete committed since P applies to them as it applied to f (sequence numbers are greater
 than P's), and the rebased delete gets the commit's own number, greater than the written
@@ -37,9 +38,15 @@ included. When main moved while that ran, the change is built again on the newes
 meanwhile (rows found before are not looked up again); that part rests on this proof alone,
 as the rest of such a commit rests on Iceberg's validations.
 
-The writer's own delete files stay: they name only replaced paths, which no live file
-has, so they delete nothing (dangling; the next MERGE or REWRITE drops them). If P is no
-longer an ancestor of B, nothing is rebased and Iceberg validates from P as before.
+The writers' delete files of replaced files go in the same commit (`remove_writer_deletes`):
+one that names a single replaced file would delete nothing after it; a partition-scoped one
+is replaced by a copy without the replaced files' entries, with its partition and data
+sequence number, so it deletes in every other file exactly what it deleted before. (Iceberg's
+RewriteFiles adds delete files only where it also removes some; this gives it some.) A row
+with no `_row_id` (a table just upgraded to format 3) is matched by its content alone: any
+equal copy will do, as the multiset argument above needs no more. If P is no longer an
+ancestor of B, or a carried-over position vanished from the table (a rollback), nothing is
+rebased: the commit validates from P as before, or the groups are left out (RebaseError).
 """
 
 from __future__ import annotations
