@@ -43,8 +43,10 @@ FULL = {
     "ui": ["--tables", "1000", "--repeat", "20", "--table-runs", "100"],
     "fleet": ["--tables", "10000"],
     "fleet_s3": ["--tables", "2000", "--s3-latency-ms", "20"],
+    "under_writers_v2": ["--minutes", "10", "--format-version", "2", "--rows", "200000", "--commits", "20", "--partitions", "64"],
+    "under_writers_v3": ["--minutes", "10", "--format-version", "3", "--rows", "200000", "--commits", "20", "--partitions", "64"],
 }
-SCRIPTS = {"fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale"}  # entries run by another entry's script, with their own sizes
+SCRIPTS = {"under_writers_v2": "under_writers", "under_writers_v3": "under_writers", "fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale"}  # entries run by another entry's script, with their own sizes
 QUICK = {
     "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1", "--job-repeat", "2"],
     "compaction_v3": ["--sizes", "20000:10:bucket:3", "--repeat", "1", "--job-repeat", "1"],
@@ -63,6 +65,8 @@ QUICK = {
     "ui": ["--tables", "200", "--repeat", "3", "--table-runs", "30"],
     "fleet": ["--tables", "50"],
     "fleet_s3": ["--tables", "30", "--s3-latency-ms", "20"],
+    "under_writers_v2": ["--minutes", "1", "--format-version", "2", "--rows", "10000", "--commits", "4", "--partitions", "8"],
+    "under_writers_v3": ["--minutes", "1", "--format-version", "3", "--rows", "10000", "--commits", "4", "--partitions", "8"],
 }
 
 
@@ -193,7 +197,53 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     lines += ui_section(results["ui"], plan["ui"])
     lines += fleet_section(results["fleet"], plan["fleet"])
     lines += fleet_s3_section(results["fleet_s3"], plan["fleet_s3"])
+    lines += under_writers_section([results[k] for k in ("under_writers_v2", "under_writers_v3")], plan["under_writers_v2"])
     return "\n".join(lines) + "\n"
+
+
+def under_writers_section(runs: list[dict], options: list[str]) -> list[str]:
+    """MERGE and COMPACT by the daemon under two steady writers, per format version."""
+    rows = []
+    for r in runs:
+        jobs = under_writers_jobs(r["runs"])
+        planned = sum(j["groups_planned"] for j in jobs.values() if j["name"] in ("merge", "compact"))
+        rewritten = sum(j["groups_rewritten"] for j in jobs.values() if j["name"] in ("merge", "compact"))
+        w, c = r["writers"], r["content"]
+        for j in jobs.values():
+            statuses = ", ".join(f"{n} {s}" for s, n in sorted(j["statuses"].items()))
+            rows.append([f"v{r['format_version']}", j["name"].upper(), statuses, f"{j['groups_planned']}", f"{j['groups_rewritten']}", f"{j['groups_refused']}",
+                         f"{j['rows_rebased']:,} / {j['deletes_rebased']}"])
+        rows.append([f"v{r['format_version']}", "all MERGE and COMPACT", "", f"{planned}", f"**{rewritten}** ({rewritten / planned:.0%})" if planned else "0", "", ""])
+        rows.append([f"v{r['format_version']}", "writers", f"{w['statements']} statements, {w['cdc_commits']} CDC commits", "", "",
+                     f"statements refused: **{w['statement_failures']}** (given up: {w['statements_given_up']}); CDC commits failed: {w['cdc_failures']}", ""])
+        rows.append([f"v{r['format_version']}", "content", f"{c['rows']:,} rows; model {c['model_rows']:,}", "", "",
+                     f"only in the table: **{c['only_in_table']}**, only in the model: **{c['only_in_model']}**", ""])
+    first = runs[0]
+    return section(
+        "Under writers",
+        f"A CDC table of {first['rows']:,} change events in {first['commits']} commits over {first['partitions']} partitions and its untouched twin, "
+        f"written for {first['minutes']:g} minutes by a merge-on-read SQL writer (UPDATE or DELETE of 8 random keys every 2 s: position deletes on v2, "
+        "DVs on v3) and a CDC writer (400 upserts and deletes every 2 s, equality deletes), each change applied to both tables in turn, while "
+        "`icemaint daemon` maintains one of them with the default policy's MERGE, COMPACT and REWRITE triggers (`every` 1 minute; interval 20 s; "
+        f"verification on) (`benchmarks/under_writers.py {' '.join(options)}`, and `--format-version 3`). The twin is the model of both writers: "
+        "the tables are compared row for row (EXCEPT ALL both ways) at the end. \"rebased\": rows a writer deleted meanwhile in files a run "
+        "replaced, carried over to the files it wrote, and the delete files that carried them (`maintenance/jobs/file_groups/rebase.py`). A writer "
+        "statement Iceberg refuses (icemaint's commit replaced a file it had read) is counted and run again.",
+        ["format", "what", "runs", "groups planned", "groups committed", "groups refused", "rows / delete files rebased"],
+        rows,
+    )
+
+
+def under_writers_jobs(runs: list[dict]) -> dict[str, dict]:
+    """Per job: runs by status and the file groups' counters summed (the daemon's run records)."""
+    jobs: dict[str, dict] = {}
+    for run in runs:
+        job = jobs.setdefault(run["job"], {"name": run["job"], "statuses": {}, "groups_planned": 0, "groups_rewritten": 0, "groups_refused": 0,
+                                           "rows_rebased": 0, "deletes_rebased": 0})
+        job["statuses"][run["status"]] = job["statuses"].get(run["status"], 0) + 1
+        for key in ("groups_planned", "groups_rewritten", "groups_refused", "rows_rebased", "deletes_rebased"):
+            job[key] += int((run.get("counters") or {}).get(key, 0))
+    return jobs
 
 
 def orphans_scale_section(one: dict, larger: list[dict], one_options: list[str], larger_options: list[list[str]]) -> list[str]:

@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from common import fresh_embedded, write_json
+from report import under_writers_jobs
 
 MAIN, SHADOW = "bench.t", "shadow.t"
 EVERY_S = 2.0
@@ -94,7 +95,7 @@ def main() -> None:
     result["writers"] = json.loads(writer_out.read_text())
     result["runs"] = _runs(env)
     result["content"] = _compare(spark, config)
-    print(json.dumps({k: v for k, v in result.items() if k != "runs"} | {"runs_summary": summary(result["runs"])}, indent=2))
+    print(json.dumps({k: v for k, v in result.items() if k != "runs"} | {"runs_summary": under_writers_jobs(result["runs"])}, indent=2))
     write_json(args.json_out, result)
 
 
@@ -208,21 +209,6 @@ def _runs(env: dict[str, str]) -> list[dict]:
     listed = subprocess.run([sys.executable, "-m", "maintenance", "runs", "--table", MAIN, "--limit", "10000", "--json"], env=env,
                             capture_output=True, text=True, check=True)
     return list(reversed(json.loads(listed.stdout)))
-
-
-def summary(runs: list[dict]) -> dict[str, dict[str, Any]]:
-    """Per job: runs by status, and the file groups' counters summed."""
-    jobs: dict[str, dict[str, Any]] = {}
-    for run in runs:
-        job = jobs.setdefault(run["job"], {"runs": 0, "statuses": {}, "groups_planned": 0, "groups_rewritten": 0, "groups_refused": 0,
-                                           "rows_rebased": 0, "deletes_rebased": 0, "errors": []})
-        job["runs"] += 1
-        job["statuses"][run["status"]] = job["statuses"].get(run["status"], 0) + 1
-        for key in ("groups_planned", "groups_rewritten", "groups_refused", "rows_rebased", "deletes_rebased"):
-            job[key] += int((run.get("counters") or {}).get(key, 0))
-        if run.get("error") and len(job["errors"]) < 5:
-            job["errors"].append(str(run["error"])[:300])
-    return jobs
 
 
 def _compare(spark: Any, config: Any) -> dict[str, int]:
