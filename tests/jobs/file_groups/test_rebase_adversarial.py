@@ -10,6 +10,7 @@ are unverified (verify=False), so only this oracle guards the content.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +56,55 @@ def _fill_odd_rows(spark: Any, ref: TableRef, batches: int) -> None:
                   "ELSE id / 3.0 END, CASE WHEN id % 5 = 0 THEN NULL ELSE concat('v', id % 7) END FROM range(10, 400)")
 
 
-def _check(outcome: Any, frozen: FrozenRows, wrote: list[Any]) -> None:
-    assert wrote, "the writer never ran"
+def _check(outcome: Any, frozen: list[FrozenRows]) -> None:
+    """Committed, every group, something rebased, and the table is the writer's last snapshot."""
+    assert frozen, "the writer never ran"
     assert outcome.status == COMMITTED, outcome.error
     counters = outcome.counters
     assert "groups_refused" not in counters, counters
     assert counters.get("rows_rebased", 0) > 0, counters
-    frozen.assert_same()
+    frozen[-1].assert_same()
+
+
+def _one_group_per_commit(spark: Any, config: Config, ref: TableRef, tmp_path: Path, act: Callable[[int], None]) -> None:
+    """MERGE one small group at a time, each committed on its own, `act(n)` before the n-th
+    commit (after its group is written); the table must end as the writer's last snapshot."""
+    calls: list[FrozenRows] = []
+
+    def writer(stage: str, **_counts: int) -> None:
+        if stage == "groups written":
+            act(len(calls))
+            calls.append(FrozenRows(spark, ref, tmp_path / f"writer{len(calls)}"))
+
+    outcome = run_job(config, ref, "merge", {"commit_every_groups": 1, "max_concurrent_groups": 1, "max_group_bytes": 8192}, progress=writer, verify=False)
+    assert len(calls) >= 2, (calls, outcome.error)
+    _check(outcome, calls)
+    assert outcome.counters["groups_rewritten"] == outcome.counters["groups_planned"] >= 2
+
+
+def _odd_table(spark: Any, config: Config, name: str, format_version: int = 2, granularity: str = "partition") -> TableRef:
+    """A table of `_fill_odd_rows` (three batches) with some rows deleted, so MERGE has work."""
+    ref = fresh_ref(config, name)
+    _create(spark, ref, "id BIGINT, part INT, d DOUBLE, s STRING", "part", format_version, f", 'write.delete.granularity'='{granularity}'")
+    _fill_odd_rows(spark, ref, 3)
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 19 = 0")
+    return ref
+
+
+def _run_with_writer(spark: Any, config: Config, ref: TableRef, tmp_path: Path, act: Callable[[], None], *, job: str, options: dict[str, Any],
+                     verify: bool, metadata_columns: tuple[str, ...] = ()) -> Any:
+    """Run `job` with `act` as the writer, once, after the first group is written (before its
+    commit), the writer's snapshot frozen right after it; then `_check`."""
+    frozen: list[FrozenRows] = []
+
+    def writer(stage: str, **_counts: int) -> None:
+        if stage == "groups written" and not frozen:
+            act()
+            frozen.append(FrozenRows(spark, ref, tmp_path / "writer", **({"metadata_columns": metadata_columns} if metadata_columns else {})))
+
+    outcome = run_job(config, ref, job, options, progress=writer, verify=verify)
+    _check(outcome, frozen)
+    return outcome
 
 
 def test_v2_one_copy_of_exact_duplicates_deleted_by_a_partition_scoped_delete_with_nan_and_negative_zero(
@@ -70,15 +113,9 @@ def test_v2_one_copy_of_exact_duplicates_deleted_by_a_partition_scoped_delete_wi
     a group is written, commits a partition-scoped position delete of ONE copy of several
     duplicates (the last copy of each, in each file) in both partitions, then a MERGE INTO
     touching many rows of both partitions. Unverified: the frozen writer snapshot judges."""
-    ref = fresh_ref(config, "rbadv")
-    _create(spark, ref, "id BIGINT, part INT, d DOUBLE, s STRING", "part", 2, ", 'write.delete.granularity'='partition'")
-    _fill_odd_rows(spark, ref, 3)
-    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 19 = 0")  # deletes at planning too
-    wrote: list[Any] = []
+    ref = _odd_table(spark, config, "rbadv")
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written" or wrote:
-            return
+    def act() -> None:
         for part, where in ((0, "id = 1 AND s IS NULL AND d = 0 AND CAST(d AS STRING) = '-0.0'"), (0, "id = 2 AND isnan(d)"),
                             (1, "id IS NULL AND s IS NULL"), (1, "id = 3 AND CAST(d AS STRING) = '0.0'")):
             found = _positions(spark, ref, where)
@@ -88,30 +125,20 @@ def test_v2_one_copy_of_exact_duplicates_deleted_by_a_partition_scoped_delete_wi
             position_deletes(spark, config, ref, [(file, max(ps)) for file, ps in by_file.items()], f"part={part}")
         spark.sql(f"MERGE INTO {ref.spark_name} t USING (SELECT id FROM range(10, 2400) WHERE id % 3 = 0) u ON t.id = u.id "
                   "WHEN MATCHED AND t.id % 2 = 0 THEN UPDATE SET s = 'merged' WHEN MATCHED AND t.id % 2 = 1 THEN DELETE")
-        wrote.append(FrozenRows(spark, ref, tmp_path / "writer"))
 
-    outcome = run_job(config, ref, "merge", {}, progress=writer, verify=False)
-    _check(outcome, wrote[0] if wrote else None, wrote)  # type: ignore[arg-type]
+    _run_with_writer(spark, config, ref, tmp_path, act, job="merge", options={}, verify=False)
 
 
 def test_v2_partition_scoped_verified(spark: Any, config: Config, tmp_path: Path) -> None:
     """The same table with the verifier on: its judgement must agree with the oracle's."""
-    ref = fresh_ref(config, "rbadvv")
-    _create(spark, ref, "id BIGINT, part INT, d DOUBLE, s STRING", "part", 2, ", 'write.delete.granularity'='partition'")
-    _fill_odd_rows(spark, ref, 3)
-    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 19 = 0")  # something for MERGE to plan
-    wrote: list[Any] = []
+    ref = _odd_table(spark, config, "rbadvv")
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written" or wrote:
-            return
+    def act() -> None:
         found = _positions(spark, ref, "id = 1 AND CAST(d AS STRING) = '-0.0'")
         position_deletes(spark, config, ref, [found[-1]], "part=0")
         spark.sql(f"UPDATE {ref.spark_name} SET s = 'upd' WHERE id % 4 = 1")
-        wrote.append(FrozenRows(spark, ref, tmp_path / "writer"))
 
-    outcome = run_job(config, ref, "merge", {}, progress=writer, verify=True)
-    _check(outcome, wrote[0] if wrote else None, wrote)  # type: ignore[arg-type]
+    outcome = _run_with_writer(spark, config, ref, tmp_path, act, job="merge", options={}, verify=True)
     assert outcome.content_verified
 
 
@@ -124,19 +151,14 @@ def test_v3_spark_table_delete_update_merge_before_and_during_row_ids_kept(spark
     _fill_odd_rows(spark, ref, 3)
     spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 23 = 0")
     spark.sql(f"UPDATE {ref.spark_name} SET s = 'before' WHERE id % 29 = 0")
-    wrote: list[Any] = []
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written" or wrote:
-            return
+    def act() -> None:
         spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 31 = 0 OR (id = 3 AND CAST(d AS STRING) = '-0.0')")
         spark.sql(f"UPDATE {ref.spark_name} SET s = 'during' WHERE id % 37 = 0 OR id IS NULL")
         spark.sql(f"MERGE INTO {ref.spark_name} t USING (SELECT id FROM range(10, 2400) WHERE id % 5 = 2) u ON t.id = u.id "
                   "WHEN MATCHED AND t.part = 0 THEN UPDATE SET d = -t.d WHEN MATCHED THEN DELETE")
-        wrote.append(FrozenRows(spark, ref, tmp_path / "writer", metadata_columns=("_row_id", "_last_updated_sequence_number")))
 
-    outcome = run_job(config, ref, "merge", {}, progress=writer, verify=False)
-    _check(outcome, wrote[0] if wrote else None, wrote)  # type: ignore[arg-type]
+    _run_with_writer(spark, config, ref, tmp_path, act, job="merge", options={}, verify=False, metadata_columns=("_row_id", "_last_updated_sequence_number"))
 
 
 def test_v2_one_group_per_commit_writer_commits_before_each(spark: Any, config: Config, tmp_path: Path) -> None:
@@ -144,16 +166,9 @@ def test_v2_one_group_per_commit_writer_commits_before_each(spark: Any, config: 
     first live row of EVERY live data file (a hand-made partition-scoped position delete per
     partition) and UPDATEs some rows, so every commit has deletes to carry over and the
     later commits' rebase walks over the run's own earlier commits."""
-    ref = fresh_ref(config, "rbadvc")
-    _create(spark, ref, "id BIGINT, part INT, d DOUBLE, s STRING", "part", 2, ", 'write.delete.granularity'='partition'")
-    _fill_odd_rows(spark, ref, 3)
-    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 19 = 0")  # something for MERGE to plan
-    calls: list[Any] = []
+    ref = _odd_table(spark, config, "rbadvc")
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written":
-            return
-        n = len(calls)
+    def act(n: int) -> None:
         spark.sql(f"REFRESH TABLE {ref.spark_name}")
         firsts = spark.sql(f"SELECT part, _file, min(_pos) pos FROM {ref.spark_name} GROUP BY part, _file").collect()
         for part in (0, 1):
@@ -161,36 +176,21 @@ def test_v2_one_group_per_commit_writer_commits_before_each(spark: Any, config: 
             if entries:
                 position_deletes(spark, config, ref, entries, f"part={part}")
         spark.sql(f"UPDATE {ref.spark_name} SET s = 'call{n}' WHERE id % 43 = {n}")
-        calls.append(FrozenRows(spark, ref, tmp_path / f"writer{n}"))
 
-    outcome = run_job(config, ref, "merge", {"commit_every_groups": 1, "max_concurrent_groups": 1, "max_group_bytes": 8192}, progress=writer, verify=False)
-    assert len(calls) >= 2, (calls, outcome.error)
-    _check(outcome, calls[-1], calls)
-    assert outcome.counters["groups_rewritten"] == outcome.counters["groups_planned"] >= 2
+    _one_group_per_commit(spark, config, ref, tmp_path, act)
 
 
 def test_v2_one_group_per_commit_writer_deletes_outside_the_committed_group(spark: Any, config: Config, tmp_path: Path) -> None:
     """Same table; the writer deletes and updates a few rows (partition-scoped deletes) that
     need not lie in the group being committed. A commit whose own files the writer's delete
     does not touch must still commit."""
-    ref = fresh_ref(config, "rbadvo")
-    _create(spark, ref, "id BIGINT, part INT, d DOUBLE, s STRING", "part", 2, ", 'write.delete.granularity'='partition'")
-    _fill_odd_rows(spark, ref, 3)
-    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 19 = 0")  # something for MERGE to plan
-    calls: list[Any] = []
+    ref = _odd_table(spark, config, "rbadvo")
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written":
-            return
-        n = len(calls)
+    def act(n: int) -> None:
         spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 41 = {n}")
         spark.sql(f"UPDATE {ref.spark_name} SET s = 'call{n}' WHERE id % 43 = {n} OR id IS NULL")
-        calls.append(FrozenRows(spark, ref, tmp_path / f"writer{n}"))
 
-    outcome = run_job(config, ref, "merge", {"commit_every_groups": 1, "max_concurrent_groups": 1, "max_group_bytes": 8192}, progress=writer, verify=False)
-    assert len(calls) >= 2, (calls, outcome.error)
-    _check(outcome, calls[-1], calls)
-    assert outcome.counters["groups_rewritten"] == outcome.counters["groups_planned"] >= 2
+    _one_group_per_commit(spark, config, ref, tmp_path, act)
 
 
 def test_compact_sort_on_a_sorted_table(spark: Any, config: Config, tmp_path: Path) -> None:
@@ -201,18 +201,13 @@ def test_compact_sort_on_a_sorted_table(spark: Any, config: Config, tmp_path: Pa
     spark.sql(f"ALTER TABLE {ref.spark_name} WRITE ORDERED BY s, d")
     _fill_odd_rows(spark, ref, 3)
     spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 19 = 0")
-    wrote: list[Any] = []
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written" or wrote:
-            return
+    def act() -> None:
         spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 31 = 0 OR (id = 1 AND CAST(d AS STRING) = '0.0')")
         spark.sql(f"MERGE INTO {ref.spark_name} t USING (SELECT id FROM range(10, 2400) WHERE id % 3 = 1) u ON t.id = u.id "
                   "WHEN MATCHED AND t.id % 2 = 0 THEN UPDATE SET s = 'merged' WHEN MATCHED THEN DELETE")
-        wrote.append(FrozenRows(spark, ref, tmp_path / "writer"))
 
-    outcome = run_job(config, ref, "compact", {"rewrite_all": True, "strategy": "sort"}, progress=writer, verify=False)
-    _check(outcome, wrote[0] if wrote else None, wrote)  # type: ignore[arg-type]
+    _run_with_writer(spark, config, ref, tmp_path, act, job="compact", options={"rewrite_all": True, "strategy": "sort"}, verify=False)
 
 
 def test_v2_file_scoped_writer_delete_replacing_the_only_planned_delete(spark: Any, config: Config, tmp_path: Path) -> None:
@@ -225,16 +220,11 @@ def test_v2_file_scoped_writer_delete_replacing_the_only_planned_delete(spark: A
     for batch in range(3):
         spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, 0, id / 2.0, 'v' FROM range({batch * 100}, {batch * 100 + 100})")
     spark.sql(f"DELETE FROM {ref.spark_name} WHERE id = 5")
-    wrote: list[Any] = []
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written" or wrote:
-            return
+    def act() -> None:
         spark.sql(f"DELETE FROM {ref.spark_name} WHERE id = 7")
-        wrote.append(FrozenRows(spark, ref, tmp_path / "writer"))
 
-    outcome = run_job(config, ref, "merge", {}, progress=writer, verify=False)
-    _check(outcome, wrote[0] if wrote else None, wrote)  # type: ignore[arg-type]
+    _run_with_writer(spark, config, ref, tmp_path, act, job="merge", options={}, verify=False)
 
 
 def test_v3_writer_touches_only_files_without_planned_dvs(spark: Any, config: Config, tmp_path: Path) -> None:
@@ -245,19 +235,14 @@ def test_v3_writer_touches_only_files_without_planned_dvs(spark: Any, config: Co
     _create(spark, ref, "id BIGINT, part INT, d DOUBLE, s STRING", "part", 3)
     _fill_odd_rows(spark, ref, 3)
     spark.sql(f"DELETE FROM {ref.spark_name} WHERE id BETWEEN 10 AND 400 AND id % 23 = 0")  # batch 0's filler files only
-    wrote: list[Any] = []
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written" or wrote:
-            return
+    def act() -> None:
         spark.sql(f"DELETE FROM {ref.spark_name} WHERE id >= 1000 AND id % 31 = 0")
         spark.sql(f"UPDATE {ref.spark_name} SET s = 'during' WHERE id >= 1000 AND id % 37 = 0")
         spark.sql(f"MERGE INTO {ref.spark_name} t USING (SELECT id FROM range(1000, 2400) WHERE id % 5 = 2) u ON t.id = u.id "
                   "WHEN MATCHED AND t.part = 0 THEN UPDATE SET d = -t.d WHEN MATCHED THEN DELETE")
-        wrote.append(FrozenRows(spark, ref, tmp_path / "writer", metadata_columns=("_row_id", "_last_updated_sequence_number")))
 
-    outcome = run_job(config, ref, "merge", {}, progress=writer, verify=False)
-    _check(outcome, wrote[0] if wrote else None, wrote)  # type: ignore[arg-type]
+    _run_with_writer(spark, config, ref, tmp_path, act, job="merge", options={}, verify=False, metadata_columns=("_row_id", "_last_updated_sequence_number"))
 
 
 def test_v2_partition_scoped_writer_delete_whose_path_bounds_span_a_replaced_file(spark: Any, config: Config, tmp_path: Path) -> None:
@@ -296,17 +281,12 @@ def test_compact_of_a_table_without_deletes_writer_deletes_during(spark: Any, co
     ref = fresh_ref(config, "rbadvnd")
     _create(spark, ref, "id BIGINT, part INT, d DOUBLE, s STRING", "part", format_version)
     _fill_odd_rows(spark, ref, 2)
-    wrote: list[Any] = []
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written" or wrote:
-            return
+    def act() -> None:
         spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 31 = 0")
         spark.sql(f"UPDATE {ref.spark_name} SET s = 'during' WHERE id % 37 = 0")
-        wrote.append(FrozenRows(spark, ref, tmp_path / "writer"))
 
-    outcome = run_job(config, ref, "compact", {"rewrite_all": True}, progress=writer, verify=False)
-    _check(outcome, wrote[0] if wrote else None, wrote)  # type: ignore[arg-type]
+    _run_with_writer(spark, config, ref, tmp_path, act, job="compact", options={"rewrite_all": True}, verify=False)
 
 
 def test_v2_writer_position_deletes_rows_equality_deletes_already_removed(spark: Any, config: Config, tmp_path: Path) -> None:
@@ -316,49 +296,33 @@ def test_v2_writer_position_deletes_rows_equality_deletes_already_removed(spark:
     delete of id 60 together with a position delete of the same row. Unverified."""
     from tests.support.row_deltas import commit_row_delta
 
-    ref = fresh_ref(config, "rbadveq")
-    _create(spark, ref, "id BIGINT, part INT, d DOUBLE, s STRING", "part", 2, ", 'write.delete.granularity'='partition'")
-    _fill_odd_rows(spark, ref, 3)
-    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 19 = 0")  # something for MERGE to plan
+    ref = _odd_table(spark, config, "rbadveq")
     dead = _positions(spark, ref, "id IN (2, 50) AND part = 0")
     commit_row_delta(spark, config, ref, equality_deletes=[{"id": 2}, {"id": 50}], equality_columns=("id",), partition_path="part=0")
-    wrote: list[Any] = []
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written" or wrote:
-            return
+    def act() -> None:
         one_copy = _positions(spark, ref, "id = 1 AND CAST(d AS STRING) = '-0.0'")[-1:]
         sixty = _positions(spark, ref, "id IN (60, 62) AND part = 0")
         position_deletes(spark, config, ref, sorted(set(dead + one_copy + sixty)), "part=0")
         commit_row_delta(spark, config, ref, equality_deletes=[{"id": 60}, {"id": 64}], equality_columns=("id",), partition_path="part=0")
-        wrote.append(FrozenRows(spark, ref, tmp_path / "writer"))
 
-    outcome = run_job(config, ref, "merge", {}, progress=writer, verify=False)
-    _check(outcome, wrote[0] if wrote else None, wrote)  # type: ignore[arg-type]
+    _run_with_writer(spark, config, ref, tmp_path, act, job="merge", options={}, verify=False)
 
 
 def test_v2_writer_changes_the_schema_then_updates_and_deletes(spark: Any, config: Config, tmp_path: Path) -> None:
     """After a group is written the writer adds a column, drops `s` (so rows that differed
     only in `s` become exact duplicates), and UPDATEs / DELETEs through the new schema
     (one copy of the new duplicates by position). Unverified."""
-    ref = fresh_ref(config, "rbadvsch")
-    _create(spark, ref, "id BIGINT, part INT, d DOUBLE, s STRING", "part", 2, ", 'write.delete.granularity'='partition'")
-    _fill_odd_rows(spark, ref, 3)
-    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 19 = 0")  # something for MERGE to plan
-    wrote: list[Any] = []
+    ref = _odd_table(spark, config, "rbadvsch")
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written" or wrote:
-            return
+    def act() -> None:
         spark.sql(f"ALTER TABLE {ref.spark_name} ADD COLUMN extra STRING")
         spark.sql(f"ALTER TABLE {ref.spark_name} DROP COLUMN s")
         spark.sql(f"UPDATE {ref.spark_name} SET extra = 'new' WHERE id % 7 = 3")
         spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 29 = 1")
         position_deletes(spark, config, ref, _positions(spark, ref, "id IS NULL")[-2:], "part=1")
-        wrote.append(FrozenRows(spark, ref, tmp_path / "writer"))
 
-    outcome = run_job(config, ref, "merge", {}, progress=writer, verify=False)
-    _check(outcome, wrote[0] if wrote else None, wrote)  # type: ignore[arg-type]
+    _run_with_writer(spark, config, ref, tmp_path, act, job="merge", options={}, verify=False)
 
 
 def test_table_upgraded_from_v2_to_v3_just_before_the_run(spark: Any, config: Config, tmp_path: Path) -> None:
@@ -370,13 +334,8 @@ def test_table_upgraded_from_v2_to_v3_just_before_the_run(spark: Any, config: Co
     _fill_odd_rows(spark, ref, 3)
     spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 19 = 0")
     spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('format-version'='3')")
-    wrote: list[Any] = []
 
-    def writer(stage: str, **_counts: int) -> None:
-        if stage != "groups written" or wrote:
-            return
+    def act() -> None:
         spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 31 = 0")
-        wrote.append(FrozenRows(spark, ref, tmp_path / "writer"))
 
-    outcome = run_job(config, ref, "merge", {}, progress=writer, verify=False)
-    _check(outcome, wrote[0] if wrote else None, wrote)  # type: ignore[arg-type]
+    _run_with_writer(spark, config, ref, tmp_path, act, job="merge", options={}, verify=False)
