@@ -24,6 +24,8 @@ from tests.conftest import fresh_ref
 from tests.jobs.test_adversarial import position_deletes
 from tests.support.iceberg_oracle import FrozenRows
 
+pytestmark = pytest.mark.slow  # 14 Spark runs with writers (about 70 s): make test-integration
+
 
 def _create(spark: Any, ref: TableRef, columns: str, partitioned_by: str, format_version: int, extra: str = "") -> None:
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
