@@ -12,24 +12,18 @@ Every test here failed when it was written; each docstring says how the job went
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.jobs.outcome import COMMITTED
 from maintenance.jobs.runner import run_job
-from maintenance.spark.content_files import ContentFiles
-from maintenance.spark.jvm import load_java_table
-from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
-from maintenance.workload.writer import write_parquet
 from tests.conftest import fresh_ref
 from tests.support.iceberg_oracle import FrozenRows
-from tests.support.row_deltas import commit_row_delta
+from tests.support.row_deltas import commit_row_delta, position_deletes
 
 MOR = "'format-version'='2', 'write.delete.mode'='merge-on-read', 'write.update.mode'='merge-on-read', 'write.merge.mode'='merge-on-read'"
 
@@ -38,17 +32,6 @@ def create(spark: Any, ref: TableRef, columns: str, partitioned_by: str = "") ->
     spark.sql(f"CREATE NAMESPACE IF NOT EXISTS {ref.spark_namespace}")
     part = f" PARTITIONED BY ({partitioned_by})" if partitioned_by else ""
     spark.sql(f"CREATE TABLE {ref.spark_name} ({columns}) USING iceberg{part} TBLPROPERTIES ({MOR})")
-
-
-def position_deletes(spark: Any, config: Config, ref: TableRef, entries: list[tuple[str, int]], partition_path: str) -> None:
-    """One RowDelta adding a position delete file of `partition_path` (of the current spec)."""
-    table = load_table(config, ref)
-    java_table = load_java_table(spark, ref)
-    location = f"{table.location().rstrip('/')}/data/{partition_path}/adv-pos-{uuid.uuid4().hex[:8]}.parquet"
-    entries = sorted(entries)
-    write_parquet(table.io, location, pa.table({"file_path": [e[0] for e in entries], "pos": [e[1] for e in entries]}, schema=POSITION_DELETE_SCHEMA))
-    delete = ContentFiles(spark, java_table).position_delete_file(location, int(java_table.spec().specId()), partition_path)
-    java_table.newRowDelta().addDeletes(delete).commit()
 
 
 def data_paths(spark: Any, ref: TableRef) -> dict[str, str]:

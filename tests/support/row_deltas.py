@@ -1,4 +1,4 @@
-"""Hand-made commits for tests: data rows and equality deletes of any schema, via the Java API."""
+"""Hand-made commits for tests: data rows, equality deletes of any schema and position deletes, via the Java API."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.jvm import load_java_table
+from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
 from maintenance.workload.writer import write_parquet
 
 
@@ -43,3 +44,14 @@ def commit_row_delta(
         field_ids = [key_schema.find_field(c).field_id for c in equality_columns]
         delta = delta.addDeletes(files.equality_delete_file(location, spec_id, partition_path, field_ids))
     delta.commit()
+
+
+def position_deletes(spark: Any, config: Config, ref: TableRef, entries: list[tuple[str, int]], partition_path: str) -> None:
+    """One RowDelta adding a position delete file of `partition_path` (of the current spec)."""
+    table = load_table(config, ref)
+    java_table = load_java_table(spark, ref)
+    location = f"{table.location().rstrip('/')}/data/{partition_path}/adv-pos-{uuid.uuid4().hex[:8]}.parquet"
+    entries = sorted(entries)
+    write_parquet(table.io, location, pa.table({"file_path": [e[0] for e in entries], "pos": [e[1] for e in entries]}, schema=POSITION_DELETE_SCHEMA))
+    delete = ContentFiles(spark, java_table).position_delete_file(location, int(java_table.spec().specId()), partition_path)
+    java_table.newRowDelta().addDeletes(delete).commit()

@@ -21,8 +21,8 @@ from maintenance.config import Config
 from maintenance.jobs.outcome import COMMITTED
 from maintenance.jobs.runner import run_job
 from tests.conftest import fresh_ref
-from tests.jobs.test_adversarial import position_deletes
 from tests.support.iceberg_oracle import FrozenRows
+from tests.support.row_deltas import position_deletes
 
 pytestmark = pytest.mark.slow  # 14 Spark runs with writers (about 70 s): make test-integration
 
