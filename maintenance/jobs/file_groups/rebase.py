@@ -107,22 +107,23 @@ class Rebaser:
         self._planning = planning_snapshot_id
         self._tasks = tasks
         self._finished = finished
-        self._replaced = "\n".join(f.path for group, _ in finished for f in group.files)
         self._replaced_set = {f.path for group, _ in finished for f in group.files}
+        self._replaced = "\n".join(sorted(self._replaced_set))  # the same, as the Java helper takes it
         self._trimmed: dict[str, JavaObject | None] = {}  # a writer's partition-scoped delete file -> its copy without replaced files
         self._lineage = ctx.metadata.table.format_version >= 3
         self._helper = new_helper(ctx.spark, "ConcurrentPositionDeletes")
-        self._looked_up: set[tuple[str, int]] = set()
-        self._carried_from: set[str] = set()  # replaced files some carried-over row came from  # (replaced file, position) already looked up
+        self._looked_up: set[tuple[str, int]] = set()  # (replaced file, position) already looked up
+        self._carried_from: set[str] = set()  # replaced files some carried-over row came from
         self._moved: dict[str, set[int]] = {}  # written file location -> positions to delete there
         self._rows = 0
         self.current: Rebased | None = None
 
     def refresh(self) -> Rebased | None:
         """The rebase up to the current snapshot (module docstring); None when the table is
-        still at the planning snapshot, nothing committed since deletes a position of a
-        replaced file, or the history no longer leads back to planning (the commit then
-        validates from planning, as without a rebase). Finding rows takes a Spark job, during
+        still at the planning snapshot or the history no longer leads back to planning (the
+        commit then validates from planning, as without a rebase). A table that moved gives a
+        rebase even with nothing to carry over: the commit validates from what was read.
+        Finding rows takes a Spark job, during
         which a steady writer may commit again: the table is read again until a reading
         finds nothing more (at most `PASSES` times), so the commit validates from a snapshot
         read an instant before it."""
