@@ -23,6 +23,7 @@ COUNTERS: dict[str, str] = {
     "partitions_planned": "partitions the plan writes into",
     "groups_planned": "file groups the run planned to rewrite (within max_bytes_per_run)",
     "groups_deferred": "file groups past max_bytes_per_run, left for a later run",
+    "partitions_deferred_hot": "partitions left for a later run because writers are deleting from them (defer_hot_window)",
     # what a rewrite did
     "groups_rewritten": "file groups rewritten and committed",
     "groups_refused": "file groups left out of a commit because a concurrent commit conflicted with them (the next run plans them again)",
@@ -51,6 +52,7 @@ LISTS: dict[str, str] = {
     "checkpoint_snapshot_ids": "per checkpoint key, the snapshot kept as the writer's resume point",
     "snapshot_ids_to_expire": "the snapshots a dry run of EXPIRE would remove",
     "would_delete": "the files a dry run of EXPIRE or ORPHANS would delete (the first 10,000; jobs/candidates.py)",
+    "hot_partitions_deferred": "the partitions MERGE or COMPACT left because writers are deleting from them (the first 100; any run, not only dry runs)",
     "groups": "the file groups a dry run of MERGE or COMPACT would rewrite, in order (partitions, data files, input bytes, expected output files, reader benefit, the files)",
 }
 

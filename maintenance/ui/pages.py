@@ -60,6 +60,7 @@ FAILING = (FAILED, FENCED, INTERRUPTED, ABANDONED)  # a table whose newest run o
 PER_PAGE, MAX_PER_PAGE = 50, 1000
 RUNS_PER_PAGE, PARTITIONS_PER_PAGE, LEASES_PER_PAGE = 25, 50, 100
 CHART_RUNS = 200  # the newest runs the time chart plots
+DEFERRING_JOBS = ("merge", "compact")  # the jobs that may defer hot partitions (`GroupOptions.defer_hot_window`)
 _VERIFICATION_KEYS = ("fingerprint_before", "fingerprint_after", "content_verified")
 _SECURITY_HEADERS = {
     # Nothing on these pages is a script; should escaping ever miss, the browser runs nothing.
@@ -222,6 +223,9 @@ class StatusPages:
         parts = [f'<h1>{esc(key)}</h1>', *banners]
         parts.append(_facts(health, decisions, lease))
         parts.append("<h2>What is due</h2>" + _decisions_table(decisions))
+        deferring = [run for job in DEFERRING_JOBS for run in state.runs.list(table=key, job=job, limit=1)]
+        if any(run.counters.get("partitions_deferred_hot") for run in deferring):
+            parts.append("<h2>Hot partitions deferred</h2>" + _deferrals(deferring))
         parts.append("<h2>Delete files per partition</h2>" + _partitions(health, params, key))
         parts.append("<h2>Health over the run history</h2>" + _history(chart_runs, health, now))
         if table is not None:
@@ -397,6 +401,21 @@ def _facts(health: TableHealth | None, decisions: list[Decision], lease: LeaseSt
     else:
         items.append(("lease", f"free (epoch {esc(lease.epoch)})" if lease is not None else "never leased"))
     return '<div class="card facts">' + "".join(f"<div><span>{esc(k)}</span><b>{v}</b></div>" for k, v in items) + "</div>"
+
+
+def _deferrals(runs: list[RunRecord]) -> str:
+    """What the newest MERGE and COMPACT runs left because writers were deleting from it
+    (`jobs/file_groups/deferral.py`): the partitions, named in the run's counters."""
+    rows = []
+    for run in runs:
+        count = int(run.counters.get("partitions_deferred_hot") or 0)
+        if count:
+            names = run.counters.get("hot_partitions_deferred") or []
+            listed = ", ".join(str(n) for n in names) + (f" and {count - len(names):,} more" if count > len(names) else "")
+            rows.append([esc(run.job), esc(utc(run.started_at_ms)), f'<span class="num">{esc(number(count))}</span>', f'<span class="mono">{esc(listed)}</span>'])
+    return ('<p class="muted">Partitions that writers\' merge-on-read commits reached often within the policy\'s defer_hot_window: '
+            "the run left their files as they are, so that it would not fail the writers' statements in flight.</p>"
+            + data_table(["job", "run started", "partitions", "which"], rows, cls="deferrals", empty="none"))
 
 
 def _decisions_table(decisions: list[Decision]) -> str:

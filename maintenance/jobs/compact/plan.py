@@ -51,6 +51,7 @@ from pyiceberg.types import (
 
 from maintenance.errors import IcemaintError, UsageError
 from maintenance.jobs.compact.options import CompactOptions
+from maintenance.jobs.file_groups.deferral import HotPartitions, hot_partitions
 from maintenance.jobs.file_groups.deletes import applied_deletes
 from maintenance.jobs.file_groups.options import output_spec
 from maintenance.jobs.file_groups.plan import RewritePlan
@@ -111,7 +112,7 @@ class CompactPlan(RewritePlan):
             return f"no partition{where} has data files"
         return (f"no partition{where} has data files outside {o.min_file_size_ratio:g}-{o.max_file_size_ratio:g} x the {target} target "
                 f"in a number worth rewriting (at least {o.min_input_files}, or more than the target together), "
-                f"nor one with at least {o.delete_ratio_threshold:g} of its rows deleted")
+                f"nor one with at least {o.delete_ratio_threshold:g} of its rows deleted{self.deferred_words()}")
 
     def job_counters(self, detail: bool) -> dict[str, Any]:
         counters: dict[str, Any] = {"data_files_planned": len(self.targets), "partitions_planned": self.partitions,
@@ -126,11 +127,13 @@ def plan(inputs: PlanInput, options: CompactOptions) -> CompactPlan:
     target = options.target_file_size or data_file_target(table.properties)
     return plan_compact(inputs.files, output_spec(table, options).spec_id, target, options, layout(table, options),
                         page_row_limit=parquet_page_row_limit(table.properties),
-                        check=lambda deletes: require_equality_columns(table.schema(), deletes, str(inputs.ref)))
+                        check=lambda deletes: require_equality_columns(table.schema(), deletes, str(inputs.ref)),
+                        hot=hot_partitions(table, options, now_ms=inputs.now_ms))
 
 
 def plan_compact(files: SnapshotFiles, output_spec_id: int, target_size: int, options: CompactOptions, chosen_layout: Layout, *,
-                 page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT, check: Callable[[list[TableFile]], None] | None = None) -> CompactPlan:
+                 page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT, check: Callable[[list[TableFile]], None] | None = None,
+                 hot: HotPartitions | None = None) -> CompactPlan:
     """The candidates worth rewriting, the deletes that may go with them, and the groups a
     run rewrites (`RewritePlan.hold_groups`); `check` refuses deletes the run could not apply."""
     min_size, max_size = options.min_file_size_ratio * target_size, options.max_file_size_ratio * target_size
@@ -144,8 +147,7 @@ def plan_compact(files: SnapshotFiles, output_spec_id: int, target_size: int, op
         deleted = scoped_deletes.get(data.path, 0)
         too_deleted = bool(data.records) and min(deleted, data.records) / data.records >= options.delete_ratio_threshold
         if options.rewrite_all or data.size < min_size or data.size > max_size or too_deleted:
-            key = data.partition_key if data.spec_id == output_spec_id else (-1, ())  # older specs: one group
-            by_partition[key].append(data)
+            by_partition[_candidate_key(data, output_spec_id)].append(data)
     targets: list[TableFile] = []
     partitions = 0
     for candidates in by_partition.values():
@@ -169,8 +171,15 @@ def plan_compact(files: SnapshotFiles, output_spec_id: int, target_size: int, op
         options=options,
         partitions=partitions,
     )
-    compact_plan.hold_groups(files, applied)
+    compact_plan.hold_groups(files, applied, hot)
+    if compact_plan.hot_deferred:
+        compact_plan.partitions = len({_candidate_key(t, output_spec_id) for t in compact_plan.targets})
     return compact_plan
+
+
+def _candidate_key(data: TableFile, output_spec_id: int) -> PartitionKey:
+    """Where a candidate is weighed: its partition, or one key for all files of older specs (written together)."""
+    return data.partition_key if data.spec_id == output_spec_id else (-1, ())
 
 
 def _worth_rewriting(candidates: Sequence[TableFile], target: int, max_size: float, options: CompactOptions, scoped_deletes: dict[str, int]) -> bool:

@@ -12,10 +12,13 @@ files that may go; `RewritePlan.hold_groups` turns them into the run's work, fro
    so none of those deletes applies to them), plus an open for every file beyond the ones
    the group writes. Divided by the group's input bytes (what the rewrite reads and writes),
    this orders the groups; equal ones keep the grouping's order (largest first).
-3. **The budget** (`max_bytes_per_run`) is spent in that order: each group is taken while
+3. **Hot partitions** (`deferral`, when the options turn it on): the files of partitions
+   writers are deleting from right now are left out before grouping, each such partition
+   for at most `defer_hot_at_most`.
+4. **The budget** (`max_bytes_per_run`) is spent in that order: each group is taken while
    it still fits (always at least one), so a daemon working through a huge table over
    several runs fixes first what readers suffer from most, not what is biggest.
-4. **Reach**: for every delete of the plan, the live data files it applies to (the executor
+5. **Reach**: for every delete of the plan, the live data files it applies to (the executor
    drops a delete once all of them are rewritten).
 
 Both come from one pass of the plan's one `DeleteIndex` over the live data files
@@ -31,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from maintenance.jobs.file_groups.deferral import HotPartitions, deferred_partition_names
 from maintenance.jobs.file_groups.deletes import delete_reach
 from maintenance.jobs.file_groups.grouping import FileGroup, live_fraction, plan_groups, within_budget
 from maintenance.jobs.file_groups.options import GroupOptions
@@ -55,6 +59,7 @@ class RewritePlan(ABC):
     options: GroupOptions = field(default_factory=GroupOptions)
     groups: list[FileGroup] = field(default_factory=list)  # the groups this run rewrites, in the order it runs them
     groups_deferred: int = 0  # groups past the budget, left for a later run
+    hot_deferred: list[TableFile] = field(default_factory=list, repr=False)  # targets of hot partitions, left for a later run (`deferral`)
     reach: dict[str, set[str]] = field(default_factory=dict, repr=False)  # delete key -> live data files it applies to
 
     @property
@@ -68,15 +73,35 @@ class RewritePlan(ABC):
 
     def counters(self, detail: bool = False) -> dict[str, Any]:
         """The job's counters and the groups'; with `detail` (a dry run) the groups themselves."""
-        counters = {**self.job_counters(detail), "groups_planned": len(self.groups), "groups_deferred": self.groups_deferred}
+        counters = {**self.job_counters(detail), "groups_planned": len(self.groups), "groups_deferred": self.groups_deferred,
+                    "partitions_deferred_hot": self.partitions_deferred_hot}
+        if self.hot_deferred:
+            counters["hot_partitions_deferred"] = deferred_partition_names(self.hot_deferred)
         if detail:
             counters["groups"] = [self.describe(group) for group in self.groups]
         return counters
 
-    def hold_groups(self, files: SnapshotFiles, applied: dict[str, list[TableFile]]) -> None:
-        """Plan the run's groups, ranked and within the budget, and each delete's reach, from
-        `applied` (`applied_deletes` of the plan's index: the deletes it holds are the ones counted)."""
+    @property
+    def partitions_deferred_hot(self) -> int:
+        return len({f.partition_key for f in self.hot_deferred})
+
+    def deferred_words(self) -> str:
+        """What a noop says of the hot partitions it left (empty when none)."""
+        if not self.hot_deferred:
+            return ""
+        names = deferred_partition_names(self.hot_deferred)
+        return f"; {self.partitions_deferred_hot} hot partition(s) deferred ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}): writers are deleting from them"
+
+    def hold_groups(self, files: SnapshotFiles, applied: dict[str, list[TableFile]], hot: HotPartitions | None = None) -> None:
+        """Plan the run's groups, hot partitions left out, ranked and within the budget, and each
+        delete's reach, from `applied` (`applied_deletes` of the plan's index: the deletes it
+        holds are the ones counted)."""
         self.reach = delete_reach(files, self.deletes, applied)
+        if hot is not None:
+            self.targets, self.hot_deferred = hot.split(self.targets)
+            waiting = {f.path for f in self.hot_deferred}
+            self.deletes = [d for d in self.deletes if not self.reach[d.key] & waiting]  # they reach a file left as it is
+            self.reach = {d.key: self.reach[d.key] for d in self.deletes}
         if not self.targets:
             self.groups, self.groups_deferred = [], 0
             return

@@ -16,6 +16,7 @@ from typing import Any
 
 from pyiceberg.table import Table
 
+from maintenance.jobs.file_groups.deferral import HotPartitions, hot_partitions
 from maintenance.jobs.file_groups.deletes import applied_deletes
 from maintenance.jobs.file_groups.options import output_spec
 from maintenance.jobs.file_groups.plan import RewritePlan
@@ -38,7 +39,7 @@ class MergePlan(RewritePlan):
         return not self.deletes
 
     def nothing_to_do(self) -> str:
-        return f"no delete files{scope_words(self.options.partitions, self.options.where, 'in')}: nothing to merge"
+        return f"no delete files{scope_words(self.options.partitions, self.options.where, 'in')}: nothing to merge{self.deferred_words()}"
 
     def job_counters(self, detail: bool) -> dict[str, Any]:
         return {"delete_files_planned": len(self.deletes), "data_files_planned": len(self.targets)}
@@ -54,12 +55,13 @@ def plan(inputs: PlanInput, options: MergeOptions) -> MergePlan:
     table = inputs.table
     return plan_merge(inputs.files, output_spec(table, options).spec_id, options, small_file_bytes=inputs.config.health.small_file_bytes,
                       target_size=data_file_target(table.properties), page_row_limit=parquet_page_row_limit(table.properties),
-                      check=lambda deletes: require_equality_columns(table.schema(), deletes, str(inputs.ref)))
+                      check=lambda deletes: require_equality_columns(table.schema(), deletes, str(inputs.ref)),
+                      hot=hot_partitions(table, options, now_ms=inputs.now_ms))
 
 
 def plan_merge(files: SnapshotFiles, output_spec_id: int, options: MergeOptions | None = None, *, small_file_bytes: int = 0,
                target_size: int = DATA_TARGET_DEFAULT, page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT,
-               check: Callable[[list[TableFile]], None] | None = None) -> MergePlan:
+               check: Callable[[list[TableFile]], None] | None = None, hot: HotPartitions | None = None) -> MergePlan:
     """The deletes in scope, the data files they touch (and the small ones of those
     partitions), and the groups a run rewrites (`RewritePlan.hold_groups`); `check` refuses
     deletes the run could not apply before any grouping."""
@@ -93,5 +95,5 @@ def plan_merge(files: SnapshotFiles, output_spec_id: int, options: MergeOptions 
         page_row_limit=page_row_limit,
         options=options,
     )
-    merge_plan.hold_groups(files, applied)
+    merge_plan.hold_groups(files, applied, hot)
     return merge_plan
