@@ -45,8 +45,14 @@ FULL = {
     "fleet_s3": ["--tables", "2000", "--s3-latency-ms", "20"],
     "under_writers_v2": ["--minutes", "10", "--format-version", "2", "--rows", "200000", "--commits", "20", "--partitions", "64"],
     "under_writers_v3": ["--minutes", "10", "--format-version", "3", "--rows", "200000", "--commits", "20", "--partitions", "64"],
+    "under_writers_hot_off": ["--minutes", "10", "--format-version", "2", "--rows", "200000", "--commits", "20", "--partitions", "64", "--hot-partitions", "8"],
+    "under_writers_hot_v2": ["--minutes", "10", "--format-version", "2", "--rows", "200000", "--commits", "20", "--partitions", "64", "--hot-partitions", "8",
+                             "--defer-hot-window", "2m"],
+    "under_writers_hot_v3": ["--minutes", "10", "--format-version", "3", "--rows", "200000", "--commits", "20", "--partitions", "64", "--hot-partitions", "8",
+                             "--defer-hot-window", "2m"],
 }
-SCRIPTS = {"under_writers_v2": "under_writers", "under_writers_v3": "under_writers", "fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale"}  # entries run by another entry's script, with their own sizes
+SCRIPTS = {"under_writers_v2": "under_writers", "under_writers_v3": "under_writers", "under_writers_hot_off": "under_writers",
+           "under_writers_hot_v2": "under_writers", "under_writers_hot_v3": "under_writers", "fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale"}  # entries run by another entry's script, with their own sizes
 QUICK = {
     "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1", "--job-repeat", "2"],
     "compaction_v3": ["--sizes", "20000:10:bucket:3", "--repeat", "1", "--job-repeat", "1"],
@@ -67,6 +73,11 @@ QUICK = {
     "fleet_s3": ["--tables", "30", "--s3-latency-ms", "20"],
     "under_writers_v2": ["--minutes", "1", "--format-version", "2", "--rows", "10000", "--commits", "4", "--partitions", "8"],
     "under_writers_v3": ["--minutes", "1", "--format-version", "3", "--rows", "10000", "--commits", "4", "--partitions", "8"],
+    "under_writers_hot_off": ["--minutes", "1", "--format-version", "2", "--rows", "10000", "--commits", "4", "--partitions", "8", "--hot-partitions", "2"],
+    "under_writers_hot_v2": ["--minutes", "1", "--format-version", "2", "--rows", "10000", "--commits", "4", "--partitions", "8", "--hot-partitions", "2",
+                             "--defer-hot-window", "2m"],
+    "under_writers_hot_v3": ["--minutes", "1", "--format-version", "3", "--rows", "10000", "--commits", "4", "--partitions", "8", "--hot-partitions", "2",
+                             "--defer-hot-window", "2m"],
 }
 
 
@@ -198,6 +209,8 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     lines += fleet_section(results["fleet"], plan["fleet"])
     lines += fleet_s3_section(results["fleet_s3"], plan["fleet_s3"])
     lines += under_writers_section([results[k] for k in ("under_writers_v2", "under_writers_v3")], plan["under_writers_v2"])
+    lines += hot_partitions_section([results[k] for k in ("under_writers_hot_off", "under_writers_hot_v2", "under_writers_hot_v3")],
+                                    plan["under_writers_hot_v2"])
     return "\n".join(lines) + "\n"
 
 
@@ -234,15 +247,42 @@ def under_writers_section(runs: list[dict], options: list[str]) -> list[str]:
     )
 
 
+def hot_partitions_section(runs: list[dict], options: list[str]) -> list[str]:
+    """The same bench with the SQL writer on a few partitions, without and with hot-partition deferral."""
+    rows = []
+    for r in runs:
+        jobs = [j for j in under_writers_jobs(r["runs"]).values() if j["name"] in ("merge", "compact")]
+        w, c = r["writers"], r["content"]
+        planned, rewritten = sum(j["groups_planned"] for j in jobs), sum(j["groups_rewritten"] for j in jobs)
+        deferred = sorted({p for j in jobs for p in j["hot_partitions"]})
+        rows.append([f"v{r['format_version']}", r.get("defer_hot_window") or "off", ", ".join(f"{j['name']} {j['runs']}" for j in jobs), f"{planned}",
+                     f"{rewritten}", f"{sum(j['partitions_deferred_hot'] for j in jobs)} ({len(deferred)} distinct)",
+                     f"**{w['statement_failures']}** of {w['statements']}", f"{c['only_in_table']} / {c['only_in_model']}"])
+    first = runs[0]
+    return section(
+        "Under writers, hot partitions deferred",
+        f"The bench above, but the merge-on-read SQL writer's keys come from {first['hot_partitions']} of the {first['partitions']} partitions "
+        "(late corrections to recent days); the CDC writer still writes everywhere. Without deferral, then with MERGE's and COMPACT's "
+        f"`defer_hot_window` (`benchmarks/under_writers.py {' '.join(options)}`, and `--format-version 3`; without: no `--defer-hot-window`). "
+        "\"partitions deferred\": summed over the runs (a partition is counted once per run that left it); content: rows only in the table / "
+        "only in the model.",
+        ["format", "defer_hot_window", "runs", "groups planned", "groups committed", "partitions deferred", "writer statements refused", "content diff"],
+        rows,
+    )
+
+
 def under_writers_jobs(runs: list[dict]) -> dict[str, dict]:
     """Per job: runs by status and the file groups' counters summed (the daemon's run records)."""
     jobs: dict[str, dict] = {}
     for run in runs:
-        job = jobs.setdefault(run["job"], {"name": run["job"], "statuses": {}, "groups_planned": 0, "groups_rewritten": 0, "groups_refused": 0,
-                                           "rows_rebased": 0, "deletes_rebased": 0})
+        job = jobs.setdefault(run["job"], {"name": run["job"], "statuses": {}, "runs": 0, "groups_planned": 0, "groups_rewritten": 0, "groups_refused": 0,
+                                           "rows_rebased": 0, "deletes_rebased": 0, "partitions_deferred_hot": 0, "hot_partitions": set()})
         job["statuses"][run["status"]] = job["statuses"].get(run["status"], 0) + 1
-        for key in ("groups_planned", "groups_rewritten", "groups_refused", "rows_rebased", "deletes_rebased"):
-            job[key] += int((run.get("counters") or {}).get(key, 0))
+        job["runs"] += 1
+        counters = run.get("counters") or {}
+        for key in ("groups_planned", "groups_rewritten", "groups_refused", "rows_rebased", "deletes_rebased", "partitions_deferred_hot"):
+            job[key] += int(counters.get(key, 0))
+        job["hot_partitions"].update(counters.get("hot_partitions_deferred") or ())
     return jobs
 
 

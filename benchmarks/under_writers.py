@@ -1,14 +1,15 @@
 """MERGE and COMPACT under steady writers (issue: compaction that never loses to a writer).
 
     .venv/bin/python benchmarks/under_writers.py [--minutes 10] [--format-version 2] [--rows 200000]
-        [--commits 20] [--partitions 64] [--json-out F]
+        [--commits 20] [--partitions 64] [--hot-partitions N] [--defer-hot-window 2m] [--json-out F]
 
 A generated CDC table of `--partitions` identity partitions (`bench.t`) and an identical
 twin (`shadow.t`, the same generator and seed) that no maintenance touches. For
 `--minutes`, a writer process (its own Spark JVM) runs two writers side by side, each
 applying every change to both tables:
 - a merge-on-read SQL writer, every 2 s: `UPDATE ... SET status = ...` or `DELETE` of 8
-  random keys across the partitions (position deletes on format 2, DVs on format 3); a
+  random keys across the partitions, or with `--hot-partitions N` across the first N of
+  them only (late corrections to recent days) (position deletes on format 2, DVs on format 3); a
   statement Iceberg refuses is counted as a writer failure and run again (as an
   application would), up to 5 times;
 - a CDC writer, every 2 s: a batch of upserts and deletes (equality deletes on the key,
@@ -17,7 +18,8 @@ The two writers take turns (a lock around each change, applied to both tables), 
 tables see the same changes in the same order and the writers never conflict with each
 other: a refusal a writer meets comes from icemaint's commits. Meanwhile `icemaint daemon` (another process) maintains `bench.t` with the default
 policy's MERGE, COMPACT and REWRITE triggers, their `every` cut from 10 minutes to 1 so a
-run holds several runs of each. Afterwards: the daemon's runs (`icemaint runs --json`:
+run holds several runs of each; `--defer-hot-window` sets MERGE's and COMPACT's
+`defer_hot_window` (hot partitions wait, `jobs/file_groups/deferral.py`). Afterwards: the daemon's runs (`icemaint runs --json`:
 groups planned, committed, refused, rows rebased; runs failed), the writers' counts, and
 the two tables compared row for row (EXCEPT ALL both ways): the shadow is the model of
 both writers.
@@ -50,8 +52,8 @@ priority: 50
 select: {catalogs: "*", namespaces: ["bench"], tables: "*"}
 jobs:
   rewrite: {when: {dangling_deletion_vectors: 1, duplicate_deletion_vectors: 1}, every: 1m}
-  merge: {when: {equality_delete_files: 1, position_delete_files_per_data_file: 1, delete_ratio: 0.05}, every: 1m}
-  compact: {when: {small_files: 20}, every: 1m}
+  merge: {when: {equality_delete_files: 1, position_delete_files_per_data_file: 1, delete_ratio: 0.05}, every: 1m%(defer)s}
+  compact: {when: {small_files: 20}, every: 1m%(defer)s}
 """
 
 
@@ -62,12 +64,14 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=200_000)
     parser.add_argument("--commits", type=int, default=20)
     parser.add_argument("--partitions", type=int, default=64)
+    parser.add_argument("--hot-partitions", type=int, default=0, help="the SQL writer's keys come from this many partitions (0: all)")
+    parser.add_argument("--defer-hot-window", help="MERGE's and COMPACT's defer_hot_window (default: off)")
     parser.add_argument("--json-out")
     parser.add_argument("--writer", help=argparse.SUPPRESS)  # the writer process: its result file
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     if args.writer:
-        _write(args.minutes * 60, Path(args.writer))
+        _write(args.minutes * 60, Path(args.writer), args.hot_partitions)
         return
     config, spark = fresh_embedded(f"writers-v{args.format_version}")
     home = Path(os.environ["ICEMAINT_HOME"])
@@ -76,13 +80,15 @@ def main() -> None:
         _generate(spark, config, name, args)
     generate_s = time.perf_counter() - started
     result: dict[str, Any] = {"format_version": args.format_version, "minutes": args.minutes, "rows": args.rows, "commits": args.commits,
-                              "partitions": args.partitions, "generate_s": round(generate_s, 1)}
-    config_file = _daemon_config(home)
+                              "partitions": args.partitions, "hot_partitions": args.hot_partitions, "defer_hot_window": args.defer_hot_window,
+                              "generate_s": round(generate_s, 1)}
+    config_file = _daemon_config(home, args.defer_hot_window)
     daemon_log, writer_out = home / "daemon.log", home / "writer.json"
     env = {**os.environ, "ICEMAINT_CONFIG": str(config_file)}
     daemon = subprocess.Popen([sys.executable, "-m", "maintenance", "--log-format", "json", "daemon"], env=env, stdout=subprocess.DEVNULL,
                               stderr=daemon_log.open("wb"), start_new_session=True)
-    writer = subprocess.Popen([sys.executable, __file__, "--writer", str(writer_out), "--minutes", str(args.minutes)], env=env,
+    writer = subprocess.Popen([sys.executable, __file__, "--writer", str(writer_out), "--minutes", str(args.minutes),
+                               "--hot-partitions", str(args.hot_partitions)], env=env,
                               start_new_session=True)
     try:
         writer.wait(timeout=args.minutes * 60 + 600)
@@ -95,7 +101,7 @@ def main() -> None:
     result["writers"] = json.loads(writer_out.read_text())
     result["runs"] = _runs(env)
     result["content"] = _compare(spark, config)
-    print(json.dumps({k: v for k, v in result.items() if k != "runs"} | {"runs_summary": under_writers_jobs(result["runs"])}, indent=2))
+    print(json.dumps({k: v for k, v in result.items() if k != "runs"} | {"runs_summary": under_writers_jobs(result["runs"])}, indent=2, default=sorted))
     write_json(args.json_out, result)
 
 
@@ -109,10 +115,10 @@ def _generate(spark: Any, config: Any, name: str, args: argparse.Namespace) -> N
     run_cdc_workload(spark, config, parse_table_ref(name, config), options)
 
 
-def _daemon_config(home: Path) -> Path:
+def _daemon_config(home: Path, defer_hot_window: str | None) -> Path:
     policies = home / "bench-policies"
     policies.mkdir(exist_ok=True)
-    (policies / "bench.yaml").write_text(POLICY)
+    (policies / "bench.yaml").write_text(POLICY % {"defer": f", defer_hot_window: {defer_hot_window}" if defer_hot_window else ""})
     path = home / "daemon.yaml"
     path.write_text(f"home: {home}\npolicies: {policies}\nleases:\n  ttl_seconds: 120\ndaemon:\n  interval: 20s\n  metrics_port: 0\n")
     return path
@@ -131,7 +137,7 @@ class _Counts:
                 self.values["failure_messages"].append(message[:300])
 
 
-def _write(seconds: float, out: Path) -> None:
+def _write(seconds: float, out: Path, hot_partitions: int) -> None:
     """The writer process (module docstring): two threads on one Spark session."""
     from maintenance.catalogs import load_table, parse_table_ref
     from maintenance.config import load_config
@@ -148,7 +154,9 @@ def _write(seconds: float, out: Path) -> None:
     shape = _shape_of(table, refs[0])
     model = CdcModel(shape, _partitioner(table, shape), "writers")
     model.load(_existing_rows(spark, refs[0]))
-    ids = sorted({key[0] for key in model.rows})
+    regions = sorted({row[1] for row in model.rows.values()})
+    hot = set(regions[:hot_partitions] if hot_partitions else regions)
+    ids = sorted({key[0] for key, row in model.rows.items() if row[1] in hot})
     writers = [BatchWriter(spark, load_java_table(spark, ref), load_table(config, ref).io, load_table(config, ref).schema(), shape) for ref in refs]
     counts = _Counts()
     deadline = time.monotonic() + seconds

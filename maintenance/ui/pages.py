@@ -60,7 +60,6 @@ FAILING = (FAILED, FENCED, INTERRUPTED, ABANDONED)  # a table whose newest run o
 PER_PAGE, MAX_PER_PAGE = 50, 1000
 RUNS_PER_PAGE, PARTITIONS_PER_PAGE, LEASES_PER_PAGE = 25, 50, 100
 CHART_RUNS = 200  # the newest runs the time chart plots
-DEFERRING_JOBS = ("merge", "compact")  # the jobs that may defer hot partitions (`GroupOptions.defer_hot_window`)
 _VERIFICATION_KEYS = ("fingerprint_before", "fingerprint_after", "content_verified")
 _SECURITY_HEADERS = {
     # Nothing on these pages is a script; should escaping ever miss, the browser runs nothing.
@@ -223,8 +222,8 @@ class StatusPages:
         parts = [f'<h1>{esc(key)}</h1>', *banners]
         parts.append(_facts(health, decisions, lease))
         parts.append("<h2>What is due</h2>" + _decisions_table(decisions))
-        deferring = [run for job in DEFERRING_JOBS for run in state.runs.list(table=key, job=job, limit=1)]
-        if any(run.counters.get("partitions_deferred_hot") for run in deferring):
+        deferring = _newest_deferrals(chart_runs)
+        if deferring:
             parts.append("<h2>Hot partitions deferred</h2>" + _deferrals(deferring))
         parts.append("<h2>Delete files per partition</h2>" + _partitions(health, params, key))
         parts.append("<h2>Health over the run history</h2>" + _history(chart_runs, health, now))
@@ -403,16 +402,25 @@ def _facts(health: TableHealth | None, decisions: list[Decision], lease: LeaseSt
     return '<div class="card facts">' + "".join(f"<div><span>{esc(k)}</span><b>{v}</b></div>" for k, v in items) + "</div>"
 
 
+def _newest_deferrals(runs: list[RunRecord]) -> list[RunRecord]:
+    """Of each job that reports hot partitions deferred (MERGE, COMPACT), its newest run among
+    `runs` (newest first), when that run deferred some."""
+    newest: dict[str, RunRecord] = {}
+    for run in runs:
+        if "partitions_deferred_hot" in run.counters:
+            newest.setdefault(run.job, run)
+    return [run for run in newest.values() if run.counters["partitions_deferred_hot"]]
+
+
 def _deferrals(runs: list[RunRecord]) -> str:
     """What the newest MERGE and COMPACT runs left because writers were deleting from it
     (`jobs/file_groups/deferral.py`): the partitions, named in the run's counters."""
     rows = []
     for run in runs:
-        count = int(run.counters.get("partitions_deferred_hot") or 0)
-        if count:
-            names = run.counters.get("hot_partitions_deferred") or []
-            listed = ", ".join(str(n) for n in names) + (f" and {count - len(names):,} more" if count > len(names) else "")
-            rows.append([esc(run.job), esc(utc(run.started_at_ms)), f'<span class="num">{esc(number(count))}</span>', f'<span class="mono">{esc(listed)}</span>'])
+        count = int(run.counters["partitions_deferred_hot"])
+        names = run.counters.get("hot_partitions_deferred") or []
+        listed = ", ".join(str(n) for n in names) + (f" and {count - len(names):,} more" if count > len(names) else "")
+        rows.append([esc(run.job), esc(utc(run.started_at_ms)), f'<span class="num">{esc(number(count))}</span>', f'<span class="mono">{esc(listed)}</span>'])
     return ('<p class="muted">Partitions that writers\' merge-on-read commits reached often within the policy\'s defer_hot_window: '
             "the run left their files as they are, so that it would not fail the writers' statements in flight.</p>"
             + data_table(["job", "run started", "partitions", "which"], rows, cls="deferrals", empty="none"))
