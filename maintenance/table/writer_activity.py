@@ -23,7 +23,10 @@ Counted although it may not conflict: a partition-scoped position delete file (n
 referenced data file), since it may reach any of the partition's older files.
 
 Cost: one manifest list and the manifests it added, per deleting writer commit in the
-window (a writer committing every 2 s, a 2-minute window: 60 small reads), side by side.
+window, side by side; at most the newest `MAX_COMMITS_READ` of them (a manifest list
+names every manifest of the table, so on a table of thousands of manifests each read is
+megabytes). Past that bound a partition reached only by the older commits reads cooler
+than it is: the error is toward rewriting, never toward deferring without evidence.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ from pyiceberg.table.snapshots import Snapshot
 from maintenance.lease.fence import SUMMARY_JOB
 from maintenance.table.files import Content, PartitionKey, added_files
 from maintenance.table.pool import parallel_map
+
+MAX_COMMITS_READ = 50  # the newest deleting writer commits of the window that are read (module docstring)
 
 
 @dataclass(frozen=True)
@@ -60,6 +65,7 @@ def writer_activity(table: Table, *, since_ms: int) -> WriterActivity:
         committed_ms[snapshot.sequence_number] = snapshot.timestamp_ms
         if snapshot.timestamp_ms >= since_ms and _may_be_a_writers_delete(snapshot):
             writers.append(snapshot)
+    writers = sorted(writers, key=lambda s: s.timestamp_ms)[-MAX_COMMITS_READ:]
     commits: dict[PartitionKey, set[int]] = defaultdict(set)
     for snapshot, added in zip(writers, parallel_map(lambda s: added_files(table, s.snapshot_id), writers), strict=True):
         own = {f.path for f in added if f.content == Content.DATA}

@@ -44,7 +44,7 @@ from maintenance.jobs.context import JobContext
 from maintenance.jobs.file_groups.deletes import DroppableDeletes
 from maintenance.jobs.file_groups.grouping import FileGroup
 from maintenance.jobs.file_groups.options import GroupOptions
-from maintenance.jobs.file_groups.rebase import RebaseError, Rebaser
+from maintenance.jobs.file_groups.rebase import Rebased, RebaseError, Rebaser
 from maintenance.jobs.outcome import COMMITTED, JobOutcome, attach_partial
 from maintenance.jobs.publish import Change
 from maintenance.spark.errors import java_errors
@@ -221,12 +221,16 @@ def _commit_groups(ctx: JobContext, work: GroupRewrite, finished: list[tuple[Fil
     rebased = rebaser.refresh() if rebaser else None
     built = 0
 
+    def still_there(rebased: Rebased | None) -> list[str]:
+        """The covered deletes this commit drops: not those a writer replaced since planning."""
+        return [key for key in covered if rebased is None or key not in rebased.gone]
+
     def build(table: JavaObject) -> JavaObject:
         nonlocal rebased, built
         built += 1
         if rebaser is not None and built > 1:  # applied again on a newer state: carry over what landed meanwhile
             rebased = rebaser.refresh()
-        drop = [key for key in covered if rebased is None or key not in rebased.gone]
+        drop = still_there(rebased)
         operation = data_file_rewrite(ctx.spark, rebased.base_snapshot_id if rebased else work.snapshot_id, work.sequence_number,
                                       lambda operation: work.tasks.remove_data_files(operation, paths), added,
                                       lambda operation: work.java_deletes.remove(operation, drop), rebased.delete_files if rebased else ())(table)
@@ -234,7 +238,7 @@ def _commit_groups(ctx: JobContext, work: GroupRewrite, finished: list[tuple[Fil
 
     committed.snapshot_id = ctx.publish(Change(work.what, build, work.validate, removes=frozenset(paths),
                                                commits_on_newer_state=COMMITS_ON_NEWER_STATE if rebaser else 1))
-    drop = [key for key in covered if rebased is None or key not in rebased.gone]
+    drop = still_there(rebased)  # as the build that committed dropped them
     work.droppable.committed(paths, covered)
     if rebased is not None:
         committed.rows_rebased += rebased.rows
