@@ -47,9 +47,9 @@ FULL = {
     "under_writers_v3": ["--minutes", "10", "--format-version", "3", "--rows", "200000", "--commits", "20", "--partitions", "64"],
     "under_writers_hot_off": ["--minutes", "10", "--format-version", "2", "--rows", "200000", "--commits", "20", "--partitions", "64", "--hot-partitions", "8"],
     "under_writers_hot_v2": ["--minutes", "10", "--format-version", "2", "--rows", "200000", "--commits", "20", "--partitions", "64", "--hot-partitions", "8",
-                             "--defer-hot-window", "2m"],
+                             "--defer-hot-window", "2m", "--writer-lead-s", "60"],
     "under_writers_hot_v3": ["--minutes", "10", "--format-version", "3", "--rows", "200000", "--commits", "20", "--partitions", "64", "--hot-partitions", "8",
-                             "--defer-hot-window", "2m"],
+                             "--defer-hot-window", "2m", "--writer-lead-s", "60"],
 }
 SCRIPTS = {"under_writers_v2": "under_writers", "under_writers_v3": "under_writers", "under_writers_hot_off": "under_writers",
            "under_writers_hot_v2": "under_writers", "under_writers_hot_v3": "under_writers", "fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale"}  # entries run by another entry's script, with their own sizes
@@ -75,9 +75,9 @@ QUICK = {
     "under_writers_v3": ["--minutes", "1", "--format-version", "3", "--rows", "10000", "--commits", "4", "--partitions", "8"],
     "under_writers_hot_off": ["--minutes", "1", "--format-version", "2", "--rows", "10000", "--commits", "4", "--partitions", "8", "--hot-partitions", "2"],
     "under_writers_hot_v2": ["--minutes", "1", "--format-version", "2", "--rows", "10000", "--commits", "4", "--partitions", "8", "--hot-partitions", "2",
-                             "--defer-hot-window", "2m"],
+                             "--defer-hot-window", "2m", "--writer-lead-s", "30"],
     "under_writers_hot_v3": ["--minutes", "1", "--format-version", "3", "--rows", "10000", "--commits", "4", "--partitions", "8", "--hot-partitions", "2",
-                             "--defer-hot-window", "2m"],
+                             "--defer-hot-window", "2m", "--writer-lead-s", "30"],
 }
 
 
@@ -255,7 +255,7 @@ def hot_partitions_section(runs: list[dict], options: list[str]) -> list[str]:
         w, c = r["writers"], r["content"]
         planned, rewritten = sum(j["groups_planned"] for j in jobs), sum(j["groups_rewritten"] for j in jobs)
         deferred = sorted({p for j in jobs for p in j["hot_partitions"]})
-        rows.append([f"v{r['format_version']}", r.get("defer_hot_window") or "off", ", ".join(f"{j['name']} {j['runs']}" for j in jobs), f"{planned}",
+        rows.append([f"v{r['format_version']}", r.get("defer_hot_window") or "off", f"{r.get('writer_lead_s') or 0:g}", ", ".join(f"{j['name']} {j['runs']}" for j in jobs), f"{planned}",
                      f"{rewritten}", f"{sum(j['partitions_deferred_hot'] for j in jobs)} ({len(deferred)} distinct)",
                      f"**{w['statement_failures']}** of {w['statements']}", f"{c['only_in_table']} / {c['only_in_model']}"])
     first = runs[0]
@@ -263,10 +263,11 @@ def hot_partitions_section(runs: list[dict], options: list[str]) -> list[str]:
         "Under writers, hot partitions deferred",
         f"The bench above, but the merge-on-read SQL writer's keys come from {first['hot_partitions']} of the {first['partitions']} partitions "
         "(late corrections to recent days); the CDC writer still writes everywhere. Without deferral, then with MERGE's and COMPACT's "
-        f"`defer_hot_window` (`benchmarks/under_writers.py {' '.join(options)}`, and `--format-version 3`; without: no `--defer-hot-window`). "
+        f"`defer_hot_window` (`benchmarks/under_writers.py {' '.join(options)}`, and `--format-version 3`; without: no `--defer-hot-window` "
+        "and no lead). With a lead, the writers start that long before the daemon, so its first run meets them already running. "
         "\"partitions deferred\": summed over the runs (a partition is counted once per run that left it); content: rows only in the table / "
         "only in the model.",
-        ["format", "defer_hot_window", "runs", "groups planned", "groups committed", "partitions deferred", "writer statements refused", "content diff"],
+        ["format", "defer_hot_window", "writers' lead s", "runs", "groups planned", "groups committed", "partitions deferred", "writer statements refused", "content diff"],
         rows,
     )
 

@@ -19,7 +19,9 @@ tables see the same changes in the same order and the writers never conflict wit
 other: a refusal a writer meets comes from icemaint's commits. Meanwhile `icemaint daemon` (another process) maintains `bench.t` with the default
 policy's MERGE, COMPACT and REWRITE triggers, their `every` cut from 10 minutes to 1 so a
 run holds several runs of each; `--defer-hot-window` sets MERGE's and COMPACT's
-`defer_hot_window` (hot partitions wait, `jobs/file_groups/deferral.py`). Afterwards: the daemon's runs (`icemaint runs --json`:
+`defer_hot_window` (hot partitions wait, `jobs/file_groups/deferral.py`), and with
+`--writer-lead-s` the writers start that long before the daemon (the writers' counts
+include the lead). Afterwards: the daemon's runs (`icemaint runs --json`:
 groups planned, committed, refused, rows rebased; runs failed), the writers' counts, and
 the two tables compared row for row (EXCEPT ALL both ways): the shadow is the model of
 both writers.
@@ -66,6 +68,7 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=64)
     parser.add_argument("--hot-partitions", type=int, default=0, help="the SQL writer's keys come from this many partitions (0: all)")
     parser.add_argument("--defer-hot-window", help="MERGE's and COMPACT's defer_hot_window (default: off)")
+    parser.add_argument("--writer-lead-s", type=float, default=0.0, help="the writers start this long before the daemon")
     parser.add_argument("--json-out")
     parser.add_argument("--writer", help=argparse.SUPPRESS)  # the writer process: its result file
     args = parser.parse_args()
@@ -81,17 +84,18 @@ def main() -> None:
     generate_s = time.perf_counter() - started
     result: dict[str, Any] = {"format_version": args.format_version, "minutes": args.minutes, "rows": args.rows, "commits": args.commits,
                               "partitions": args.partitions, "hot_partitions": args.hot_partitions, "defer_hot_window": args.defer_hot_window,
+                              "writer_lead_s": args.writer_lead_s,
                               "generate_s": round(generate_s, 1)}
     config_file = _daemon_config(home, args.defer_hot_window)
     daemon_log, writer_out = home / "daemon.log", home / "writer.json"
     env = {**os.environ, "ICEMAINT_CONFIG": str(config_file)}
+    writer = subprocess.Popen([sys.executable, __file__, "--writer", str(writer_out), "--minutes", str(args.minutes + args.writer_lead_s / 60),
+                               "--hot-partitions", str(args.hot_partitions)], env=env, start_new_session=True)
+    time.sleep(args.writer_lead_s)  # the daemon meets writers already running, as it does once deployed
     daemon = subprocess.Popen([sys.executable, "-m", "maintenance", "--log-format", "json", "daemon"], env=env, stdout=subprocess.DEVNULL,
                               stderr=daemon_log.open("wb"), start_new_session=True)
-    writer = subprocess.Popen([sys.executable, __file__, "--writer", str(writer_out), "--minutes", str(args.minutes),
-                               "--hot-partitions", str(args.hot_partitions)], env=env,
-                              start_new_session=True)
     try:
-        writer.wait(timeout=args.minutes * 60 + 600)
+        writer.wait(timeout=args.minutes * 60 + args.writer_lead_s + 600)
     finally:
         daemon.send_signal(signal.SIGTERM)
         try:
