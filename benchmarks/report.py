@@ -255,7 +255,7 @@ def hot_partitions_section(runs: list[dict], options: list[str]) -> list[str]:
         w, c = r["writers"], r["content"]
         planned, rewritten = sum(j["groups_planned"] for j in jobs), sum(j["groups_rewritten"] for j in jobs)
         deferred = sorted({p for j in jobs for p in j["hot_partitions"]})
-        rows.append([f"v{r['format_version']}", r.get("defer_hot_window") or "off", f"{r.get('writer_lead_s') or 0:g}", ", ".join(f"{j['name']} {j['runs']}" for j in jobs), f"{planned}",
+        rows.append([f"v{r['format_version']}", r.get("defer_hot_window") or "off", f"{r.get('writer_lead_s') or 0:g}", "; ".join(f"{j['name']} " + ", ".join(f"{n} {st}" for st, n in sorted(j["statuses"].items())) for j in jobs), f"{planned}",
                      f"{rewritten}", f"{sum(j['partitions_deferred_hot'] for j in jobs)} ({len(deferred)} distinct)",
                      f"**{w['statement_failures']}** of {w['statements']}", f"{c['only_in_table']} / {c['only_in_model']}"])
     first = runs[0]
