@@ -99,7 +99,11 @@ class CompactPlan(RewritePlan):
 
     layout: Layout = field(default_factory=lambda: Layout("binpack"))
     options: CompactOptions = field(default_factory=CompactOptions)
-    partitions: int = 0  # partitions with targets
+
+    @property
+    def partitions(self) -> int:
+        """Partitions with targets (as candidates are weighed: `_candidate_key`)."""
+        return len({_candidate_key(t, self.output_spec_id) for t in self.targets})
 
     @property
     def empty(self) -> bool:
@@ -128,12 +132,12 @@ def plan(inputs: PlanInput, options: CompactOptions) -> CompactPlan:
     return plan_compact(inputs.files, output_spec(table, options).spec_id, target, options, layout(table, options),
                         page_row_limit=parquet_page_row_limit(table.properties),
                         check=lambda deletes: require_equality_columns(table.schema(), deletes, str(inputs.ref)),
-                        hot=hot_partitions(table, options, now_ms=inputs.now_ms))
+                        hot=lambda: hot_partitions(table, options, now_ms=inputs.now_ms))
 
 
 def plan_compact(files: SnapshotFiles, output_spec_id: int, target_size: int, options: CompactOptions, chosen_layout: Layout, *,
                  page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT, check: Callable[[list[TableFile]], None] | None = None,
-                 hot: HotPartitions | None = None) -> CompactPlan:
+                 hot: Callable[[], HotPartitions | None] | None = None) -> CompactPlan:
     """The candidates worth rewriting, the deletes that may go with them, and the groups a
     run rewrites (`RewritePlan.hold_groups`); `check` refuses deletes the run could not apply."""
     min_size, max_size = options.min_file_size_ratio * target_size, options.max_file_size_ratio * target_size
@@ -149,11 +153,9 @@ def plan_compact(files: SnapshotFiles, output_spec_id: int, target_size: int, op
         if options.rewrite_all or data.size < min_size or data.size > max_size or too_deleted:
             by_partition[_candidate_key(data, output_spec_id)].append(data)
     targets: list[TableFile] = []
-    partitions = 0
     for candidates in by_partition.values():
         if _worth_rewriting(candidates, target_size, max_size, options, scoped_deletes):
             targets.extend(candidates)
-            partitions += 1
     targets.sort(key=lambda f: (f.spec_id, str(f.partition), f.path))
     applied = applied_deletes(files, DeleteIndex(files)) if targets else {}
     deletes = _deletes_reaching(files, targets, applied)
@@ -169,11 +171,8 @@ def plan_compact(files: SnapshotFiles, output_spec_id: int, target_size: int, op
         deletes=deletes,
         layout=chosen_layout,
         options=options,
-        partitions=partitions,
     )
     compact_plan.hold_groups(files, applied, hot)
-    if compact_plan.hot_deferred:
-        compact_plan.partitions = len({_candidate_key(t, output_spec_id) for t in compact_plan.targets})
     return compact_plan
 
 

@@ -57,10 +57,10 @@ class HotPartitions:
         if self.activity.recent_commits(partition) < self.min_commits:
             return False
         added = [self.activity.committed_ms.get(f.file_seq) if f.file_seq is not None else None for f in files]
-        if any(ms is None for ms in added):
+        known = [ms for ms in added if ms is not None]
+        if len(known) < len(added):
             return False  # added by a snapshot no longer known: waited longer than any bound
-        oldest_ms = min(ms for ms in added if ms is not None)
-        return self.now_ms - oldest_ms < self.at_most_s * 1000
+        return self.now_ms - min(known) < self.at_most_s * 1000
 
 
 def hot_partitions(table: Table, options: GroupOptions, *, now_ms: int | None = None) -> HotPartitions | None:

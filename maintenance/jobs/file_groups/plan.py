@@ -30,7 +30,7 @@ The executor runs exactly `groups`, in this order; a dry run lists them (`counte
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,13 +92,16 @@ class RewritePlan(ABC):
         names = deferred_partition_names(self.hot_deferred)
         return f"; {self.partitions_deferred_hot} hot partition(s) deferred ({', '.join(names[:5])}{', ...' if len(names) > 5 else ''}): writers are deleting from them"
 
-    def hold_groups(self, files: SnapshotFiles, applied: dict[str, list[TableFile]], hot: HotPartitions | None = None) -> None:
+    def hold_groups(self, files: SnapshotFiles, applied: dict[str, list[TableFile]],
+                    hot: Callable[[], HotPartitions | None] | None = None) -> None:
         """Plan the run's groups, hot partitions left out, ranked and within the budget, and each
         delete's reach, from `applied` (`applied_deletes` of the plan's index: the deletes it
-        holds are the ones counted)."""
+        holds are the ones counted). `hot` reads the writers' activity (`deferral`), only when
+        there are targets to defer."""
         self.reach = delete_reach(files, self.deletes, applied)
-        if hot is not None:
-            self.targets, self.hot_deferred = hot.split(self.targets)
+        deferral = hot() if hot is not None and self.targets else None
+        if deferral is not None:
+            self.targets, self.hot_deferred = deferral.split(self.targets)
             waiting = {f.path for f in self.hot_deferred}
             self.deletes = [d for d in self.deletes if not self.reach[d.key] & waiting]  # they reach a file left as it is
             self.reach = {d.key: self.reach[d.key] for d in self.deletes}

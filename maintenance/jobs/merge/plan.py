@@ -56,12 +56,12 @@ def plan(inputs: PlanInput, options: MergeOptions) -> MergePlan:
     return plan_merge(inputs.files, output_spec(table, options).spec_id, options, small_file_bytes=inputs.config.health.small_file_bytes,
                       target_size=data_file_target(table.properties), page_row_limit=parquet_page_row_limit(table.properties),
                       check=lambda deletes: require_equality_columns(table.schema(), deletes, str(inputs.ref)),
-                      hot=hot_partitions(table, options, now_ms=inputs.now_ms))
+                      hot=lambda: hot_partitions(table, options, now_ms=inputs.now_ms))
 
 
 def plan_merge(files: SnapshotFiles, output_spec_id: int, options: MergeOptions | None = None, *, small_file_bytes: int = 0,
                target_size: int = DATA_TARGET_DEFAULT, page_row_limit: int = PAGE_ROW_LIMIT_DEFAULT,
-               check: Callable[[list[TableFile]], None] | None = None, hot: HotPartitions | None = None) -> MergePlan:
+               check: Callable[[list[TableFile]], None] | None = None, hot: Callable[[], HotPartitions | None] | None = None) -> MergePlan:
     """The deletes in scope, the data files they touch (and the small ones of those
     partitions), and the groups a run rewrites (`RewritePlan.hold_groups`); `check` refuses
     deletes the run could not apply before any grouping."""
