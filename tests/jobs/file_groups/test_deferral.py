@@ -9,6 +9,7 @@ deletes, as Spark reads the table.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -21,8 +22,10 @@ from maintenance.jobs.runner import run_job
 from maintenance.ui.pages import StatusPages
 from maintenance.ui.status import StatusCache
 from maintenance.workload.shape import TableShape
-from tests.conftest import CdcFactory
+from tests.conftest import CdcFactory, fresh_ref
 from tests.support.helpers import model_rows, spark_rows
+from tests.support.iceberg_oracle import FrozenRows
+from tests.support.tables import create
 
 
 def files_by_region(spark: Any, ref: TableRef) -> dict[int, set[str]]:
@@ -85,3 +88,51 @@ def test_compact_defers_a_hot_partition_and_a_dry_run_names_it(spark: Any, confi
 
     cooler = run_job(config, ref, "compact", {**options, "defer_hot_commits": 3}, dry_run=True)
     assert cooler.counters["partitions_deferred_hot"] == 0 and cooler.counters["partitions_planned"] == 2
+
+
+def _files_by_partition(spark: Any, ref: TableRef) -> dict[tuple[int, str], set[str]]:
+    """Data files per (spec id, partition as Spark prints it), as Spark lists them."""
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    out: dict[tuple[int, str], set[str]] = {}
+    for r in spark.sql(f"SELECT spec_id, to_json(partition) AS p, file_path FROM {ref.spark_name}.data_files").collect():
+        out.setdefault((r.spec_id, r.p), set()).add(r.file_path)
+    return out
+
+
+def test_a_spark_table_after_partition_evolution_defers_the_hot_partition_of_the_new_spec(spark: Any, config: Config, tmp_path: Path) -> None:
+    """A table Spark created and wrote (no generator), partitioned by day, then by day and
+    bucket(2, id): the writer deletes twice from one partition of the new spec (hot) and
+    once from an old-spec file. MERGE leaves the hot partition's files exactly as they are,
+    rewrites the old-spec file with its delete (into the new spec: some of its rows land in
+    the hot partition, as files a `replace` adds, which no writer's validation counts), and
+    the content is the frozen copy's."""
+    ref = fresh_ref(config, "deferevo")
+    create(spark, ref, "id BIGINT, day INT, note STRING", "'write.distribution-mode'='none'")
+    spark.sql(f"ALTER TABLE {ref.spark_name} ADD PARTITION FIELD day")
+    for batch in range(3):
+        spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, CAST(id % 3 AS INT), concat('old-', id) FROM range({batch * 300}, {(batch + 1) * 300})")
+    spark.sql(f"ALTER TABLE {ref.spark_name} ADD PARTITION FIELD bucket(2, id) AS id_bucket")
+    for batch in range(3, 6):
+        spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, CAST(id % 3 AS INT), concat('new-', id) FROM range({batch * 300}, {(batch + 1) * 300})")
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    new_rows = spark.sql(f"SELECT id, _spec_id, _partition FROM {ref.spark_name} WHERE id >= 900 AND day = 1 ORDER BY id").collect()
+    bucket = new_rows[0]._partition.id_bucket
+    hot_keys = [r.id for r in new_rows if r._partition.id_bucket == bucket][:2]
+    old_key = 4  # day 1 of the first spec
+    for key in [*hot_keys, old_key]:
+        spark.sql(f"DELETE FROM {ref.spark_name} WHERE id = {key}")
+    frozen = FrozenRows(spark, ref, tmp_path / "frozen")
+    before = _files_by_partition(spark, ref)
+    hot = next(k for k in before if k[0] == new_rows[0]._spec_id and f'"id_bucket":{bucket}' in k[1] and '"day":1' in k[1])
+    old = next(k for k in before if k[0] != hot[0] and '"day":1' in k[1])
+
+    merged = run_job(config, ref, "merge", {"defer_hot_window": "10m"}, verify=True)
+
+    assert merged.status == COMMITTED and merged.content_verified, merged.error
+    assert merged.counters["hot_partitions_deferred"] == [f"day=1/id_bucket={bucket}"]
+    after = _files_by_partition(spark, ref)
+    assert before[hot] <= after[hot]  # every file left as it was (the old spec's rows of day 1 join them)
+    assert not (before[old] & {f for files in after.values() for f in files})  # the old spec's file with a delete was rewritten
+    frozen.assert_same()
+    live_deletes = spark.sql(f"SELECT spec_id, to_json(partition) AS p FROM {ref.spark_name}.delete_files").collect()
+    assert live_deletes and {(r.spec_id, r.p) for r in live_deletes} == {hot}  # only the hot partition's stay
