@@ -84,7 +84,7 @@ class KeptEvaluations:
     def adopt(self, ref: TableRef, kept: Kept) -> None:
         """Keep what another daemon (or this one before a restart) saw, as the database has it."""
         self.keep(ref, kept)
-        self._shared[str(ref)] = (kept.metadata_location, len(kept.nothing_to_do))
+        self.shared_as(ref, kept)
 
     def unshared(self, refs: list[TableRef]) -> list[tuple[TableRef, Kept]]:
         """Of these tables, those whose kept evaluation the database lacks: new, moved, or
@@ -92,12 +92,13 @@ class KeptEvaluations:
         found = []
         for ref in refs:
             kept = self._tables.get(str(ref))
-            if kept is not None and self._shared.get(str(ref)) != (kept.metadata_location, len(kept.nothing_to_do)):
+            if kept is not None and self._shared.get(str(ref)) != _as_shared(kept):
                 found.append((ref, kept))
         return found
 
     def shared_as(self, ref: TableRef, kept: Kept) -> None:
-        self._shared[str(ref)] = (kept.metadata_location, len(kept.nothing_to_do))
+        """Record that the database has this kept evaluation of the table."""
+        self._shared[str(ref)] = _as_shared(kept)
 
     def forget(self, ref: TableRef) -> None:
         self._tables.pop(str(ref), None)
@@ -115,3 +116,9 @@ class KeptEvaluations:
 
     def __len__(self) -> int:
         return len(self._tables)
+
+
+def _as_shared(kept: Kept) -> tuple[str, int]:
+    """What tells one kept evaluation from a newer one of the same table: its metadata
+    location and how many plans' "nothing to do" it holds (they are only ever added)."""
+    return kept.metadata_location, len(kept.nothing_to_do)

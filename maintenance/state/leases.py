@@ -71,6 +71,9 @@ class LeaseState:
         return self.holder is not None and self.expires_at_ms > self.now_ms
 
 
+ACQUIRE_ATTEMPTS = 3  # a lease row forgotten between its making and its taking is made again this often (`LeaseStore.acquire`)
+
+
 class LeaseStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -78,24 +81,35 @@ class LeaseStore:
 
     def acquire(self, table: str, holder: str, ttl_s: float) -> Lease | None:
         """Take the lease once it has expired (by the database clock; a release expires it at
-        once, a forced release keeps the old expiry); None if it has not."""
+        once, a forced release keeps the old expiry); None if it has not.
+
+        The row is made (expired) and then taken, in two transactions: in one, two MariaDB
+        acquirers of a new lease each hold the shared lock `INSERT IGNORE` leaves and wait for
+        the other's to update (a deadlock). Between the two, another process may `forget`
+        the row it sees expired (a daemon clearing dead memberships, `schedule/share.py`); a
+        row gone when it is taken is made again (`ACQUIRE_ATTEMPTS` times), where a row
+        that is there but held means the lease is someone else's."""
         token = uuid.uuid4().hex
         ttl_ms = _ttl_ms(ttl_s)
-        with unavailable_as_error(), self.engine.begin() as conn:
-            conn.execute(self._insert_if_missing(table))
-        with unavailable_as_error(), self.engine.begin() as conn:
-            taken = conn.execute(
-                update(leases)
-                .where(and_(leases.c.table_name == table, leases.c.expires_at_ms <= self._now))
-                .values(
-                    holder_id=holder,
-                    epoch=leases.c.epoch + 1,
-                    acquire_token=token,
-                    acquired_at_ms=self._now,
-                    heartbeat_at_ms=self._now,
-                    expires_at_ms=self._now + ttl_ms,
-                )
-            ).rowcount
+        for _ in range(ACQUIRE_ATTEMPTS):
+            with unavailable_as_error(), self.engine.begin() as conn:
+                conn.execute(self._insert_if_missing(table))
+            with unavailable_as_error(), self.engine.begin() as conn:
+                taken = conn.execute(
+                    update(leases)
+                    .where(and_(leases.c.table_name == table, leases.c.expires_at_ms <= self._now))
+                    .values(
+                        holder_id=holder,
+                        epoch=leases.c.epoch + 1,
+                        acquire_token=token,
+                        acquired_at_ms=self._now,
+                        heartbeat_at_ms=self._now,
+                        expires_at_ms=self._now + ttl_ms,
+                    )
+                ).rowcount
+                missing = taken != 1 and conn.execute(select(leases.c.table_name).where(leases.c.table_name == table)).first() is None
+            if not missing:
+                break
         if taken != 1:
             return None
         with unavailable_as_error(), self.engine.connect() as conn:

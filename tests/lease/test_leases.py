@@ -169,3 +169,31 @@ def test_a_new_holder_marks_runs_of_a_dead_holder_abandoned(state) -> None:  # t
     record = state.runs.get("run-of-a")
     assert record.status == "abandoned" and record.ended_at_ms is not None and "holder-B" in record.error
     state.leases.release(second)
+
+
+def test_a_new_lease_row_forgotten_before_it_is_taken_is_made_again(state: StateStore) -> None:
+    """Another process may `forget` a lease row it sees expired, between `acquire` making it
+    and taking it (two daemons starting at once: one clears the other's fresh membership
+    row). The row is deleted there, through another connection; the acquire still takes it."""
+    from sqlalchemy import delete, event
+
+    from maintenance.state.leases import leases
+
+    name = table()
+    engine = state.leases.engine
+    forgotten = []
+
+    def forget_first_take(conn, cursor, statement: str, parameters, context, executemany) -> None:  # type: ignore[no-untyped-def]
+        if not forgotten and statement.lstrip().upper().startswith("UPDATE ICEMAINT_LEASES") and name in str(parameters):
+            with engine.begin() as other:
+                forgotten.append(other.execute(delete(leases).where(leases.c.table_name == name)).rowcount)
+
+    event.listen(engine, "before_cursor_execute", forget_first_take)
+    try:
+        lease = state.leases.acquire(name, "daemon-b", 30)
+    finally:
+        event.remove(engine, "before_cursor_execute", forget_first_take)
+
+    assert forgotten == [1]  # the row was there, unheld, and went
+    assert lease is not None and lease.holder == "daemon-b" and lease.epoch == 1
+    assert state.leases.renew(lease, 30) is not None

@@ -240,7 +240,7 @@ def _write_deletes(ctx: JobContext, moved: list[tuple[JavaObject, list[int]]], d
     """One delete file per written file: a DV (format 3), or a v2 position delete file."""
     if not moved:
         return []
-    operation = f"{ctx.run_id}-rebase-{uuid.uuid4().hex[:8]}"
+    operation = _rebase_operation(ctx)
     if deletion_vectors:
         writer = DeletionVectorWriter(ctx.spark, ctx.table.real, operation)
         for data_file, positions in moved:
@@ -260,7 +260,13 @@ def _trimmed(ctx: JobContext, delete_file: JavaObject, replaced: set[str]) -> Ja
     kept = entries.filter(pc.invert(pc.is_in(entries["file_path"], value_set=pa.array(sorted(replaced), pa.string()))))
     if kept.num_rows == 0:
         return None
-    return _position_delete_file(ctx, f"{ctx.run_id}-rebase-{uuid.uuid4().hex[:8]}", delete_file, kept.cast(POSITION_DELETE_SCHEMA), None)
+    return _position_delete_file(ctx, _rebase_operation(ctx), delete_file, kept.cast(POSITION_DELETE_SCHEMA), None)
+
+
+def _rebase_operation(ctx: JobContext) -> str:
+    """The prefix of the files one rebase writes: the run's id, so orphan cleanup and a
+    reader of the warehouse can tell whose they are."""
+    return f"{ctx.run_id}-rebase-{uuid.uuid4().hex[:8]}"
 
 
 def _position_delete_file(ctx: JobContext, operation: str, like: JavaObject, entries: pa.Table, referenced_data_file: str | None) -> JavaObject:
