@@ -259,7 +259,20 @@ def _start(config: Config) -> SparkSession:
     session = builder.getOrCreate()
     interrupts.reinstall()  # PySpark's SIGINT handler calls the JVM from inside the handler
     _local_disks_without_forks(session)
+    _prompt_delete_loads(session)
     return session
+
+
+def _prompt_delete_loads(session: SparkSession) -> None:
+    """Iceberg's merge-on-read reads in this JVM without a sleep of 10 ms per data file
+    (`java/PromptDeleteLoads.java` says why, what it changes and what it cannot). In this
+    JVM only: with `local` Spark that is every read; on a cluster, the executors' own JVMs
+    keep Iceberg's pool as it is. Never fails the session: reads are only slower without it."""
+    try:
+        outcome = str(new_helper(session, "PromptDeleteLoads").install())
+    except Exception as exc:  # noqa: BLE001 (an optimisation: its absence is logged, not fatal)
+        outcome = f"not installed: {type(exc).__name__}"
+    log.debug("prompt delete loads", outcome=outcome)
 
 
 def _local_disks_without_forks(session: SparkSession) -> None:
