@@ -32,6 +32,7 @@ FULL = {
     "scaling": ["--partitions", "500", "--commits", "20", "--rows", "1000000"],
     "manifests": ["--commits", "1000", "--rows", "200000", "--repeat", "3", "--job-repeat", "5"],
     "verification": ["--rows", "2000000", "--commits", "40", "--partitions", "64", "--job-repeat", "5"],
+    "scan_planning": ["--rows", "400000", "--commits", "40", "--partitions", "256", "--repeat", "7"],
     "orphans": ["--files", "10000", "--repeat", "3"],
     "orphans_1m": ["--orphans", "1000000", "--live", "100000", "--stock"],
     "orphans_10m": ["--orphans", "10000000", "--live", "100000", "--link-orphans"],
@@ -60,6 +61,7 @@ QUICK = {
     "scaling": ["--partitions", "20", "--commits", "3", "--rows", "6000"],
     "manifests": ["--commits", "20", "--rows", "2000", "--repeat", "1"],
     "verification": ["--rows", "20000", "--commits", "5", "--partitions", "8", "--job-repeat", "1"],
+    "scan_planning": ["--rows", "6000", "--commits", "3", "--partitions", "8", "--repeat", "1"],
     "orphans": ["--files", "400", "--repeat", "1"],
     "orphans_1m": ["--orphans", "3000", "--live", "500", "--stock"],
     "orphans_10m": ["--orphans", "5000", "--live", "500", "--link-orphans"],
@@ -169,6 +171,7 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     lines += scaling_section(results["scaling"], plan["scaling"])
     lines += manifests_section(results["manifests"], plan["manifests"])
     lines += verification_section(results["verification"], results["manifests"], plan["verification"])
+    lines += scan_planning_section(results["scan_planning"], plan["scan_planning"])
 
     o = results["orphans"]
     ice = next(r for r in o["contenders"] if r["contender"].startswith("icemaint"))
@@ -491,6 +494,22 @@ def verification_section(v: dict, m: dict, options: list[str]) -> list[str]:
               "| job | s | files deleted | MiB read in all |", "|---|---|---|---|"]
     lines += ["| " + " | ".join(row) + " |" for row in deleting]
     return lines
+
+
+def scan_planning_section(p: dict, options: list[str]) -> list[str]:
+    """Planning one partition's scan tasks, filtered to it or from the whole snapshot."""
+    rows = [[layout["layout"], f"{layout['data_files']:,} / {layout['delete_files']:,} / {layout['manifests']:,}",
+             f"{layout['wanted_files']} / {layout['wanted_deletes']}", f"{layout['partition_s']:.3f}", f"{layout['whole_s']:.3f}",
+             f"**{layout['whole_s'] / layout['partition_s']:.1f}×**"] for layout in p["layouts"]]
+    return section(
+        "Planning one partition's rewrite",
+        f"The scan tasks (every delete that applies) of one partition's data files, as MERGE, COMPACT and their verification plan them, on a CDC "
+        f"table of {p['rows']:,} change events, {p['commits']} commits over {p['partitions']} partitions (`benchmarks/scan_planning.py "
+        f"{' '.join(options)}`): the scan filtered to the partition (now) against the whole snapshot's scan (before), same JVM, same helper, "
+        f"medians of {p['repeat']} alternating rounds. Both plans hold the same tasks and deletes (checked every round).",
+        ["table", "data files / delete files / manifests", "partition's files / deletes", "partition's scan s", "whole snapshot s", "saved"],
+        rows,
+    )
 
 
 def section(title: str, note: str, header: list[str], rows: list[list[str]]) -> list[str]:

@@ -115,7 +115,7 @@ def files_fingerprints(spark: SparkSession, table: JavaObject, name: str, sides:
         what = f"fingerprint {sum(len(f) for _, _, f in wanted)} files of {name}"
         with java_errors(what):
             started = time.perf_counter()
-            planned = [PlannedTasks(spark, table, snapshot_id, [f.path for f in files], "verification").for_group([f.path for f in files])
+            planned = [PlannedTasks(spark, table, snapshot_id, files, "verification").for_group([f.path for f in files])
                        for _, snapshot_id, files in wanted]
             log.debug("verification tasks planned", sides=len(wanted), seconds=round(time.perf_counter() - started, 3))
         read = tasks_fingerprints(spark, table, name, planned, table_for_file_reads(spark, table, readable))

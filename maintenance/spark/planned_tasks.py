@@ -5,11 +5,19 @@ rows readers see. The tasks stay in the JVM (`java/PlannedTasks.java`): a group'
 their sizes and the commit's removals are one Py4J call each, not one or more per file
 (2,000 files took half a second of calls before their first Spark job); so are the delete
 files the commit drops, named by record key.
+
+The scan is filtered to the wanted files' partitions (`PlannedTasks.partitionFilter` in
+Java says why its tasks, deletes and all, are those of the whole snapshot's scan): a
+rewrite of one partition of many plans that partition, not the table (measured on a
+64-partition streaming table, 2,560 data files and 4,350 delete files: ...).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import datetime
+import decimal
+import uuid
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,6 +25,7 @@ from maintenance.errors import UsageError
 from maintenance.spark.errors import java_errors
 from maintenance.spark.java_helpers import new_helper
 from maintenance.spark.jvm import JavaObject
+from maintenance.table.files import TableFile
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -31,12 +40,14 @@ class GroupTasks:
 
 
 class PlannedTasks:
-    """The planning snapshot's scan tasks of the given data files, by path."""
+    """The planning snapshot's scan tasks of the given data files (of that snapshot), by path."""
 
-    def __init__(self, spark: SparkSession, table: JavaObject, snapshot_id: int, paths: Sequence[str], what: str) -> None:
+    def __init__(self, spark: SparkSession, table: JavaObject, snapshot_id: int, files: Sequence[TableFile], what: str) -> None:
+        paths = [f.path for f in files]
         with java_errors(f"{what} planning"):
             self._helper = new_helper(spark, "PlannedTasks")
-            missing = [path for path in str(self._helper.plan(table, str(snapshot_id), _joined(paths, what))).split("\n") if path]
+            missing = [path for path in str(self._helper.plan(table, str(snapshot_id), _joined(paths, what), encoded_partitions(files))).split("\n") if path]
+            self.filtered = bool(self._helper.filtered())  # the scan held only the files' partitions
         if missing:
             raise UsageError(f"{what} could not plan {sorted(missing)[0]}: not in the snapshot's scan")
         self.paths = frozenset(paths)
@@ -84,6 +95,42 @@ class DeleteRecords:
             if key not in self.held:
                 operation = operation.deleteFile(self.looked_up[key])
         return operation
+
+
+def encoded_partitions(files: Iterable[TableFile]) -> str:
+    """The files' partitions, each once, for the Java planner's filter: a line per partition,
+    its spec id and then each value, tab-separated. A value is a letter for its kind and its
+    text: `n` null, `b` boolean (1 or 0), `i` integer (days for dates, microseconds for times
+    and timestamps: Iceberg's own form), `s` string (UTF-8 in hex), `d` decimal, `u` UUID,
+    `x` bytes (hex); `?` for what has no exact text (a float), which then constrains nothing."""
+    lines = {"\t".join([str(f.spec_id), *(_encoded(value) for value in f.partition)]) for f in files}
+    return "\n".join(sorted(lines))
+
+
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def _encoded(value: object) -> str:
+    if value is None:
+        return "n"
+    if isinstance(value, bool):
+        return "b1" if value else "b0"
+    if isinstance(value, int):
+        return f"i{value}"
+    if isinstance(value, str):
+        return "s" + value.encode().hex()
+    if isinstance(value, decimal.Decimal):
+        return f"d{value}"
+    if isinstance(value, uuid.UUID):
+        return f"u{value}"
+    if isinstance(value, bytes):
+        return "x" + value.hex()
+    if isinstance(value, datetime.datetime):
+        moment = value if value.tzinfo is not None else value.replace(tzinfo=datetime.timezone.utc)
+        return f"i{(moment - _EPOCH) // datetime.timedelta(microseconds=1)}"
+    if isinstance(value, datetime.date):
+        return f"i{(value - _EPOCH.date()).days}"
+    return "?"
 
 
 def _joined(paths: Sequence[str], what: str) -> str:

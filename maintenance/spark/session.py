@@ -22,6 +22,7 @@ from maintenance import interrupts
 from maintenance.config import CatalogConfig, Config
 from maintenance.errors import ConfigError, UsageError
 from maintenance.redact import redact_mapping
+from maintenance.spark import py4j_lookups
 from maintenance.spark.java_helpers import new_helper
 
 if TYPE_CHECKING:
@@ -253,6 +254,7 @@ def _start(config: Config) -> SparkSession:
     if config.spark.master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:
         # A local driver binds to loopback instead of guessing a public interface.
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
+    log.debug("py4j lookups kept", kept=py4j_lookups.install())  # `spark/py4j_lookups.py`: each name resolved once per JVM
     builder = SparkSession.builder
     for key, value in conf.items():
         builder = builder.config(key, value)

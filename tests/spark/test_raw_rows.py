@@ -33,10 +33,10 @@ def test_a_partition_of_small_files_each_with_many_deletes_is_read_by_one_task_w
     table = load_table(config, ref)
     snapshot_id = table.metadata.current_snapshot_id
     files = snapshot_files(table, snapshot_id)
-    chosen = [f.path for f in files.data if "region=0" in f.path]
+    chosen = [f for f in files.data if "region=0" in f.path]
     assert len(chosen) >= 10
     java = load_java_table(spark, ref)
-    tasks = PlannedTasks(spark, java, snapshot_id, chosen, "test").for_group(chosen)
+    tasks = PlannedTasks(spark, java, snapshot_id, chosen, "test").for_group([f.path for f in chosen])
     reads = table_for_file_reads(spark, java, files.files)
     with staged_rows(spark, reads, tasks.java) as packed_by_iceberg:
         assert packed_by_iceberg.rdd.getNumPartitions() > 1

@@ -38,7 +38,7 @@ from maintenance.jobs.file_groups.grouping import (
     max_output_bytes,
     split_size,
 )
-from maintenance.spark.jvm import JavaObject, singleton
+from maintenance.spark.jvm import JavaObject, java_items, singleton
 from maintenance.spark.planned_tasks import GroupTasks
 from maintenance.spark.raw_rows import read_tasks, split_size_for
 
@@ -119,7 +119,7 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
                 "fanout-enabled": "false" if group.spread else "true",  # one partition: no sort needed for one open file
             })
         frame.write.format("iceberg").options(**writer_options).mode("append").save(group_id)
-        return list(coordinator.fetchNewFiles(table, group_id))
+        return java_items(coordinator.fetchNewFiles(table, group_id))
     finally:
         cache.remove(group_id)
         manager.removeTasks(table, group_id)

@@ -1,18 +1,32 @@
 package icemaint;
 
+import java.math.BigDecimal;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.UUID;
 
 import org.apache.iceberg.DataFile;
 import org.apache.iceberg.DeleteFile;
 import org.apache.iceberg.FileFormat;
 import org.apache.iceberg.FileScanTask;
+import org.apache.iceberg.PartitionField;
+import org.apache.iceberg.PartitionSpec;
 import org.apache.iceberg.RewriteFiles;
+import org.apache.iceberg.Schema;
 import org.apache.iceberg.Snapshot;
 import org.apache.iceberg.Table;
+import org.apache.iceberg.TableScan;
+import org.apache.iceberg.expressions.Expression;
+import org.apache.iceberg.expressions.Expressions;
+import org.apache.iceberg.expressions.UnboundTerm;
+import org.apache.iceberg.transforms.Transform;
+import org.apache.iceberg.types.Type;
+import org.apache.iceberg.types.Types;
 import org.apache.iceberg.io.CloseableIterable;
 import org.apache.iceberg.io.FileIO;
 
@@ -29,11 +43,57 @@ import org.apache.iceberg.io.FileIO;
 public class PlannedTasks {
   private final HashMap byLocation = new HashMap();
   private HashMap deletesByKey;  // the held tasks' delete files by record key, built on first use
+  private boolean filtered;  // the last plan scanned only the wanted partitions
 
-  /** Plans the snapshot's scan and keeps the task of every wanted location; returns those it did not find, newline-separated. */
-  public String plan(Table table, String snapshotId, String wantedLocations) throws java.io.IOException {
+  /**
+   * Plans the snapshot's scan and keeps the task of every wanted location; returns those it
+   * did not find, newline-separated. `partitions`: the wanted files' partitions (one line
+   * each: spec id, then every partition value encoded as `maintenance/spark/planned_tasks.py`
+   * says, tab-separated), from which the scan is filtered to those partitions (see
+   * `partitionFilter`); when that scan misses a wanted file, or the filter cannot be made, the
+   * whole snapshot is planned, as before there was a filter.
+   */
+  public String plan(Table table, String snapshotId, String wantedLocations, String partitions) throws java.io.IOException {
     HashSet wanted = new HashSet(split(wantedLocations));
-    CloseableIterable tasks = table.newScan().useSnapshot(Long.parseLong(snapshotId)).planFiles();
+    long id = Long.parseLong(snapshotId);
+    filtered = false;
+    Expression filter = null;
+    try {
+      filter = partitionFilter(table, id, partitions);
+    } catch (RuntimeException e) {
+      filter = null;  // a value or a transform we cannot express: the whole snapshot is planned
+    }
+    if (filter != null && filter.op() != Expression.Operation.TRUE) {
+      try {
+        TableScan scan = (TableScan) table.newScan().useSnapshot(id).filter(filter);
+        keep((TableScan) scan.ignoreResiduals(), wanted);
+        filtered = byLocation.size() == wanted.size();
+      } catch (org.apache.iceberg.exceptions.ValidationException e) {
+        filtered = false;  // the filter does not bind to the snapshot's schema
+      }
+    }
+    if (!filtered) {
+      byLocation.clear();
+      keep(table.newScan().useSnapshot(id), wanted);
+    }
+    StringBuilder missing = new StringBuilder();
+    Iterator each = wanted.iterator();
+    while (each.hasNext()) {
+      String location = (String) each.next();
+      if (!byLocation.containsKey(location)) {
+        missing.append(location).append('\n');
+      }
+    }
+    return missing.toString();
+  }
+
+  /** Whether the last `plan` held only the wanted partitions' files (for tests and logs). */
+  public boolean filtered() {
+    return filtered;
+  }
+
+  private void keep(TableScan scan, HashSet wanted) throws java.io.IOException {
+    CloseableIterable tasks = scan.planFiles();
     try {
       Iterator iterator = tasks.iterator();
       while (iterator.hasNext() && byLocation.size() < wanted.size()) {
@@ -46,15 +106,135 @@ public class PlannedTasks {
     } finally {
       tasks.close();
     }
-    StringBuilder missing = new StringBuilder();
-    Iterator each = wanted.iterator();
-    while (each.hasNext()) {
-      String location = (String) each.next();
-      if (!byLocation.containsKey(location)) {
-        missing.append(location).append('\n');
+  }
+
+  /**
+   * A row filter that every row of the wanted partitions satisfies: for each spec, the AND over
+   * its fields of "the field's transform of its source column is one of the values the wanted
+   * files have" (IS NULL for a null), OR-ed over the specs. It can hold rows of other
+   * partitions too (two fields of two partitions cross), never lose one of the wanted.
+   *
+   * Why the tasks of a scan so filtered are those of the whole snapshot's scan, deletes and
+   * all (the proof that makes it safe for rewrites and for their verification): Iceberg
+   * applies to a data file only delete files of its own spec and partition, and global
+   * equality deletes (an unpartitioned spec). The filter's projection keeps the wanted
+   * partitions, and on an unpartitioned spec it is always true, so no such delete manifest or
+   * entry is skipped by partition. A delete file is also skipped when its column bounds say
+   * none of its rows satisfies the filter: then none of its rows equals a row of a wanted
+   * file, whose rows all satisfy it, so it deletes none of them. A wanted file the scan lost
+   * all the same (no records, or bounds that contradict its partition) is caught by
+   * `plan`, which then plans the whole snapshot. Residuals are ignored, as a whole-snapshot
+   * scan's are always true. A field whose value or transform cannot be expressed constrains
+   * nothing (the filter only widens).
+   */
+  static Expression partitionFilter(Table table, long snapshotId, String partitions) {
+    Snapshot snapshot = table.snapshot(snapshotId);
+    if (snapshot == null || partitions.isEmpty()) {
+      return Expressions.alwaysTrue();
+    }
+    Schema schema = snapshot.schemaId() != null ? (Schema) table.schemas().get(snapshot.schemaId()) : table.schema();
+    HashMap valuesBySpec = new HashMap();  // spec id -> one HashSet of encoded values per field
+    List lines = split(partitions);
+    for (int i = 0; i < lines.size(); i++) {
+      String[] parts = ((String) lines.get(i)).split("\t", -1);
+      Integer specId = Integer.valueOf(parts[0]);
+      PartitionSpec spec = (PartitionSpec) table.specs().get(specId);
+      if (spec == null || parts.length - 1 != spec.fields().size()) {
+        return Expressions.alwaysTrue();
+      }
+      HashSet[] values = (HashSet[]) valuesBySpec.get(specId);
+      if (values == null) {
+        values = new HashSet[spec.fields().size()];
+        for (int f = 0; f < values.length; f++) {
+          values[f] = new HashSet();
+        }
+        valuesBySpec.put(specId, values);
+      }
+      for (int f = 0; f < values.length; f++) {
+        values[f].add(parts[f + 1]);
       }
     }
-    return missing.toString();
+    Expression any = Expressions.alwaysFalse();
+    Iterator specs = valuesBySpec.keySet().iterator();
+    while (specs.hasNext()) {
+      Integer specId = (Integer) specs.next();
+      PartitionSpec spec = (PartitionSpec) table.specs().get(specId);
+      HashSet[] values = (HashSet[]) valuesBySpec.get(specId);
+      Expression all = Expressions.alwaysTrue();
+      for (int f = 0; f < values.length; f++) {
+        all = Expressions.and(all, fieldFilter(schema, (PartitionField) spec.fields().get(f), values[f]));
+      }
+      any = Expressions.or(any, all);
+    }
+    return any;
+  }
+
+  private static Expression fieldFilter(Schema schema, PartitionField field, HashSet encoded) {
+    Transform transform = field.transform();
+    Types.NestedField source = schema.findField(field.sourceId());
+    if (transform.isVoid() || source == null) {
+      return Expressions.alwaysTrue();
+    }
+    Type type = transform.getResultType(source.type());
+    String name = schema.findColumnName(field.sourceId());
+    UnboundTerm term = transform.isIdentity() ? (UnboundTerm) Expressions.ref(name) : (UnboundTerm) Expressions.transform(name, transform);
+    ArrayList literals = new ArrayList();
+    boolean nulls = false;
+    Iterator each = encoded.iterator();
+    while (each.hasNext()) {
+      String value = (String) each.next();
+      if (value.equals("n")) {
+        nulls = true;
+        continue;
+      }
+      Object literal = decoded(value, type);
+      if (literal == null) {
+        return Expressions.alwaysTrue();
+      }
+      literals.add(literal);
+    }
+    Expression filter = literals.isEmpty() ? Expressions.alwaysFalse() : Expressions.in(term, literals);
+    return nulls ? Expressions.or(filter, Expressions.isNull(term)) : filter;
+  }
+
+  /** A partition value as `planned_tasks._encoded` wrote it, as a literal of `type`; null if it is not one. */
+  private static Object decoded(String value, Type type) {
+    if (value.isEmpty()) {
+      return null;
+    }
+    char kind = value.charAt(0);
+    String text = value.substring(1);
+    Type.TypeID id = type.typeId();
+    if (kind == 'b' && id == Type.TypeID.BOOLEAN) {
+      return Boolean.valueOf(text.equals("1"));
+    }
+    if (kind == 'i' && (id == Type.TypeID.INTEGER || id == Type.TypeID.DATE)) {
+      return Integer.valueOf(text);
+    }
+    if (kind == 'i' && (id == Type.TypeID.LONG || id == Type.TypeID.TIME || id == Type.TypeID.TIMESTAMP || id == Type.TypeID.TIMESTAMP_NANO)) {
+      return Long.valueOf(text);
+    }
+    if (kind == 's' && id == Type.TypeID.STRING) {
+      return new String(hex(text), StandardCharsets.UTF_8);
+    }
+    if (kind == 'd' && id == Type.TypeID.DECIMAL) {
+      return new BigDecimal(text);
+    }
+    if (kind == 'u' && id == Type.TypeID.UUID) {
+      return UUID.fromString(text);
+    }
+    if (kind == 'x' && (id == Type.TypeID.BINARY || id == Type.TypeID.FIXED)) {
+      return ByteBuffer.wrap(hex(text));
+    }
+    return null;
+  }
+
+  private static byte[] hex(String text) {
+    byte[] bytes = new byte[text.length() / 2];
+    for (int i = 0; i < bytes.length; i++) {
+      bytes[i] = (byte) Integer.parseInt(text.substring(2 * i, 2 * i + 2), 16);
+    }
+    return bytes;
   }
 
   /** The tasks of these locations, in their order. */
