@@ -507,7 +507,7 @@ def scan_planning_section(p: dict, options: list[str]) -> list[str]:
         f"table of {p['rows']:,} change events, {p['commits']} commits over {p['partitions']} partitions (`benchmarks/scan_planning.py "
         f"{' '.join(options)}`): the scan filtered to the partition (now) against the whole snapshot's scan (before), same JVM, same helper, "
         f"medians of {p['repeat']} alternating rounds. Both plans hold the same tasks and deletes (checked every round).",
-        ["table", "data files / delete files / manifests", "partition's files / deletes", "partition's scan s", "whole snapshot s", "saved"],
+        ["table", "data files / delete files / manifests", "partition's files / deletes", "partition's scan s", "whole snapshot s", "whole ÷ partition"],
         rows,
     )
 

@@ -8,8 +8,11 @@ files the commit drops, named by record key.
 
 The scan is filtered to the wanted files' partitions (`PlannedTasks.partitionFilter` in
 Java says why its tasks, deletes and all, are those of the whole snapshot's scan): a
-rewrite of one partition of many plans that partition, not the table (measured on a
-64-partition streaming table, 2,560 data files and 4,350 delete files: ...).
+rewrite of one partition of many plans that partition, not the table. Measured on 256
+partitions, 10,240 data files and 10,065 delete files (`benchmarks/scan_planning.py`):
+0.21 s against 0.44 s as a streaming writer leaves the manifests (each lists every
+partition), 0.03 s against 0.13 s in partition-clustered manifests; 0.09 s against 0.06 s
+when one manifest holds every file (nothing to skip, every entry checked).
 """
 
 from __future__ import annotations
