@@ -109,13 +109,14 @@ def files_fingerprints(spark: SparkSession, table: JavaObject, name: str, sides:
     `readable`: every file the reads may open (data and deletes:
     `stream_reads.table_for_file_reads`). The sides are read in one Spark job of one stage,
     their tasks side by side (`tasks_fingerprints`). A side with no file reads nothing."""
+    readable = list(readable)
     wanted = [(i, snapshot_id, files) for i, (snapshot_id, files) in enumerate(sides) if files]
     found = {i: (0, "0") for i in range(len(sides))}
     if wanted:
         what = f"fingerprint {sum(len(f) for _, _, f in wanted)} files of {name}"
         with java_errors(what):
             started = time.perf_counter()
-            planned = [PlannedTasks(spark, table, snapshot_id, files, "verification").for_group([f.path for f in files])
+            planned = [PlannedTasks(spark, table, snapshot_id, files, "verification", readable).for_group([f.path for f in files])
                        for _, snapshot_id, files in wanted]
             log.debug("verification tasks planned", sides=len(wanted), seconds=round(time.perf_counter() - started, 3))
         read = tasks_fingerprints(spark, table, name, planned, table_for_file_reads(spark, table, readable))

@@ -13,7 +13,7 @@ import pytest
 from maintenance.catalogs import load_table
 from maintenance.config import Config
 from maintenance.spark.jvm import load_java_table
-from maintenance.spark.planned_tasks import PlannedTasks, encoded_partitions
+from maintenance.spark.planned_tasks import PlannedTasks, encoded_partitions, partitions_to_scan
 from maintenance.table.files import TableFile, snapshot_files
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
@@ -40,10 +40,11 @@ def _each_partition_planned_alone(spark: Any, config: Config, ref: Any) -> tuple
     snapshot_id = table.metadata.current_snapshot_id
     java = load_java_table(spark, ref)
     oracle = iceberg_deletes_by_data_file(java, snapshot_id)
-    partitions = _by_partition(snapshot_files(table, snapshot_id).data)
+    snapshot = snapshot_files(table, snapshot_id)
+    partitions = _by_partition(snapshot.data)
     filtered = 0
     for files in partitions.values():
-        tasks = PlannedTasks(spark, java, snapshot_id, files, "test")
+        tasks = PlannedTasks(spark, java, snapshot_id, files, "test", snapshot.files)
         assert _planned_deletes(tasks, files) == {f.path: oracle[f.path] for f in files}
         filtered += tasks.filtered
     return len(partitions), filtered
@@ -95,10 +96,36 @@ def test_a_partition_that_has_no_filter_or_misses_a_file_is_planned_from_the_who
     snapshot_id = table.metadata.current_snapshot_id
     java = load_java_table(spark, ref)
     oracle = iceberg_deletes_by_data_file(java, snapshot_id)
-    files = next(iter(_by_partition(snapshot_files(table, snapshot_id).data).values()))
+    snapshot = snapshot_files(table, snapshot_id)
+    files = next(iter(_by_partition(snapshot.data).values()))
     for changed, encoded in (((1.5,), "?"), ((99,), "i99")):
         wrong = [dataclasses.replace(f, partition=changed) for f in files]
         assert encoded_partitions(wrong).endswith(f"\t{encoded}")
-        tasks = PlannedTasks(spark, java, snapshot_id, wrong, "test")
+        tasks = PlannedTasks(spark, java, snapshot_id, wrong, "test", snapshot.files)
         assert not tasks.filtered
         assert _planned_deletes(tasks, files) == {f.path: oracle[f.path] for f in files}
+
+
+def test_a_deletion_vector_outside_its_data_files_partition_makes_the_whole_snapshot_planned(spark: Any, config: Config) -> None:
+    """The spec forbids it, but Iceberg 1.10 applies a deletion vector (or a file-scoped
+    position delete) by the path it names, whatever its partition, where the filter's
+    partition pruning would drop it. Metadata that says so (a real DV, moved to another
+    partition on the way in) must make the planner plan the whole snapshot."""
+    ref = fresh_ref(config, "planned_dv")
+    create(spark, ref, "id bigint, region int")
+    spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('format-version'='3')")
+    spark.sql(f"ALTER TABLE {ref.spark_name} ADD PARTITION FIELD region")
+    spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, CAST(id % 2 AS INT) FROM range(40)")
+    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 5 = 0")
+    table = load_table(config, ref)
+    snapshot_id = table.metadata.current_snapshot_id
+    snapshot = snapshot_files(table, snapshot_id)
+    dv = snapshot.deletion_vectors[0]
+    files = [f for f in snapshot.data if f.path == dv.referenced_data_file]
+    assert partitions_to_scan(files, snapshot.files) == encoded_partitions(files) != ""
+    moved = [dataclasses.replace(dv, partition=(7,)) if f is dv else f for f in snapshot.files]
+    assert partitions_to_scan(files, moved) == ""
+    java = load_java_table(spark, ref)
+    tasks = PlannedTasks(spark, java, snapshot_id, files, "test", moved)
+    assert not tasks.filtered
+    assert _planned_deletes(tasks, files) == {f.path: iceberg_deletes_by_data_file(java, snapshot_id)[f.path] for f in files} == {files[0].path: {dv.path}}

@@ -36,7 +36,7 @@ def test_a_partition_of_small_files_each_with_many_deletes_is_read_by_one_task_w
     chosen = [f for f in files.data if "region=0" in f.path]
     assert len(chosen) >= 10
     java = load_java_table(spark, ref)
-    tasks = PlannedTasks(spark, java, snapshot_id, chosen, "test").for_group([f.path for f in chosen])
+    tasks = PlannedTasks(spark, java, snapshot_id, chosen, "test", files.files).for_group([f.path for f in chosen])
     reads = table_for_file_reads(spark, java, files.files)
     with staged_rows(spark, reads, tasks.java) as packed_by_iceberg:
         assert packed_by_iceberg.rdd.getNumPartitions() > 1

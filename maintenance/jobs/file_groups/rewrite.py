@@ -37,7 +37,7 @@ def rewrite(ctx: JobContext, what: str, plan: RewritePlan, ordering: Ordering | 
     files = ctx.metadata.files
     fenced = ctx.table
     groups = plan.groups
-    tasks = PlannedTasks(ctx.spark, fenced.real, plan.snapshot_id, [f for group in groups for f in group.files], what)
+    tasks = PlannedTasks(ctx.spark, fenced.real, plan.snapshot_id, [f for group in groups for f in group.files], what, files.files)
     reach = plan.reach
     droppable = coverable(reach, set(tasks.paths))
     with java_errors(f"{what} planning"):

@@ -68,8 +68,8 @@ public class PlannedTasks {
         TableScan scan = (TableScan) table.newScan().useSnapshot(id).filter(filter);
         keep((TableScan) scan.ignoreResiduals(), wanted);
         filtered = byLocation.size() == wanted.size();
-      } catch (org.apache.iceberg.exceptions.ValidationException e) {
-        filtered = false;  // the filter does not bind to the snapshot's schema
+      } catch (RuntimeException e) {
+        filtered = false;  // the filter does not bind (a renamed column, a literal of another type): the whole snapshot is planned
       }
     }
     if (!filtered) {
@@ -114,18 +114,25 @@ public class PlannedTasks {
    * files have" (IS NULL for a null), OR-ed over the specs. It can hold rows of other
    * partitions too (two fields of two partitions cross), never lose one of the wanted.
    *
-   * Why the tasks of a scan so filtered are those of the whole snapshot's scan, deletes and
-   * all (the proof that makes it safe for rewrites and for their verification): Iceberg
-   * applies to a data file only delete files of its own spec and partition, and global
-   * equality deletes (an unpartitioned spec). The filter's projection keeps the wanted
-   * partitions, and on an unpartitioned spec it is always true, so no such delete manifest or
-   * entry is skipped by partition. A delete file is also skipped when its column bounds say
-   * none of its rows satisfies the filter: then none of its rows equals a row of a wanted
-   * file, whose rows all satisfy it, so it deletes none of them. A wanted file the scan lost
-   * all the same (no records, or bounds that contradict its partition) is caught by
-   * `plan`, which then plans the whole snapshot. Residuals are ignored, as a whole-snapshot
-   * scan's are always true. A field whose value or transform cannot be expressed constrains
-   * nothing (the filter only widens).
+   * Why the tasks of a scan so filtered apply to each wanted file the deletes the whole
+   * snapshot's scan applies (the proof that makes it safe for rewrites and for their
+   * verification; checked against Iceberg 1.10.2's source): Iceberg applies to a data file
+   * delete files of its own spec and partition, global equality deletes (an unpartitioned
+   * spec, or only void fields), and deletion vectors and file-scoped position deletes by the
+   * path they name. A data file and the deletes of its spec and partition are judged by the
+   * same projection of the filter against the same partition tuple, so a wanted file's own
+   * partition's deletes pass whenever the file does; on an unpartitioned spec the projection
+   * is always true, so global deletes are read unfiltered. With residuals ignored, Iceberg
+   * prunes no delete entry by the filter's column metrics (the delete index gets an
+   * always-true entry filter); a delete manifest read with a partition filter only drops
+   * delete files of zero records, which delete nothing. A deletion vector or file-scoped
+   * delete stored outside its data file's partition (the spec forbids it; 1.10 applies it by
+   * path) would be pruned: the caller plans the whole snapshot then
+   * (`planned_tasks.partitions_to_scan`). A wanted file the filtered scan loses (no records,
+   * bounds that contradict its partition, a spec holding one column twice, whose identity
+   * projection Iceberg gets wrong) is caught by `plan`, which plans the whole snapshot; so is
+   * any failure of the filtered scan. A field whose value or transform cannot be expressed
+   * constrains nothing (the filter only widens).
    */
   static Expression partitionFilter(Table table, long snapshotId, String partitions) {
     Snapshot snapshot = table.snapshot(snapshotId);
