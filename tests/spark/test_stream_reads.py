@@ -125,3 +125,21 @@ def test_orc_tables_are_read_through_the_catalogs_file_io(spark, config: Config,
 
     assert result.status == COMMITTED and result.content_verified, result.error
     frozen.assert_same()
+
+
+def test_the_plain_stream_view_is_made_once_per_java_table_and_follows_its_refreshes(spark, config: Config) -> None:
+    """A verified rewrite asks for the view for every read: it is the same view for the same
+    Java table (another Java table of the same name gets its own), and it reads the table's
+    metadata through the table's operations, so a commit the table refreshes to is seen."""
+    ref = fresh_ref(config, "streams_view")
+    create(spark, ref, "id BIGINT")
+    spark.sql(f"INSERT INTO {ref.spark_name} VALUES (1)")
+    java_table = load_java_table(spark, ref)
+    view = table_for_file_reads(spark, java_table, [])
+    assert table_for_file_reads(spark, java_table, []) is view
+    other = load_java_table(spark, ref)
+    assert table_for_file_reads(spark, other, []) is not view
+
+    spark.sql(f"INSERT INTO {ref.spark_name} VALUES (2)")
+    java_table.refresh()
+    assert view.currentSnapshot().snapshotId() == java_table.currentSnapshot().snapshotId() == load_table(config, ref).metadata.current_snapshot_id

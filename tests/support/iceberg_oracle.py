@@ -26,6 +26,19 @@ def iceberg_deletes_by_data_file(java_table: Any, snapshot_id: int | None = None
     return found
 
 
+def iceberg_removed_keys(java_table: Any, snapshot_id: int) -> set[str]:
+    """The record keys (`TableFile.key`: a deletion vector's location and offset) of every
+    data and delete file the snapshot removed, by Iceberg's public diff of it against its
+    parent (`Snapshot.removedDataFiles` and `removedDeleteFiles`)."""
+    snapshot = java_table.snapshot(snapshot_id)
+    io = java_table.io()
+    keys = {str(f.location()) for f in snapshot.removedDataFiles(io)}
+    for f in snapshot.removedDeleteFiles(io):
+        offset = f.contentOffset()
+        keys.add(f"{f.location()}#{offset}" if str(f.format()) == "PUFFIN" and offset is not None else str(f.location()))
+    return keys
+
+
 def planned_tasks(java_table: Any) -> list[Any]:
     """Iceberg's own planner's file scan tasks (`planFiles()`) for the current snapshot."""
     tasks = java_table.newScan().planFiles()
