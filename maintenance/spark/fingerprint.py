@@ -35,7 +35,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +46,7 @@ from maintenance.spark.errors import java_errors
 from maintenance.spark.java_helpers import new_helper
 from maintenance.spark.jvm import JavaObject, java_long, jvm, load_java_table
 from maintenance.spark.planned_tasks import GroupTasks, PlannedTasks
-from maintenance.spark.raw_rows import bare_tasks, read_split_size, staged_rows
+from maintenance.spark.raw_rows import bare_tasks, read_split_size
 from maintenance.spark.stream_reads import table_for_file_reads, table_for_reads_of
 from maintenance.table.files import TableFile
 
@@ -141,20 +140,12 @@ def tasks_fingerprints(spark: SparkSession, table: JavaObject, name: str, task_l
     side, each shared out over the cores (`raw_rows.read_split_size`), each one's rows
     counted as they pass (`ReadFingerprints`) and then dropped (Spark's `noop` sink): no
     shuffle to gather the sums."""
-    from pyspark.sql import functions as F
-
     found: list[tuple[int, str]] = []
     with java_errors(f"fingerprint {len(task_lists)} reads of {name}"):
         counted = ReadFingerprints(spark, table)
         try:
-            with ExitStack() as staged:
-                watched = [counted.watch(staged.enter_context(staged_rows(spark, reads, tasks.java, read_split_size(spark, tasks.sizes))))
-                           for tasks in task_lists]
-                union = watched[0][0].select(F.lit(1))
-                for frame, _ in watched[1:]:
-                    union = union.unionAll(frame.select(F.lit(1)))
-                union.write.format("noop").mode("overwrite").save()
-            for _, observed in watched:
+            names = counted.read(reads, [(tasks.java, read_split_size(spark, tasks.sizes)) for tasks in task_lists])
+            for observed in names:
                 seen = counted.take(observed)
                 if seen is None:
                     raise SparkJobError(f"the fingerprint of {name} was not counted within {counted.WAIT_S:.0f} s (Spark's listener bus is behind)")
@@ -170,27 +161,36 @@ def schema_json(spark: SparkSession, table: JavaObject) -> str:
 
 
 class ReadFingerprints:
-    """The fingerprint of a frame's rows, taken while a query reads them: `watch` the frame,
-    run the query, then `take` what was seen (rows and fingerprint, in the table's current
-    schema as it was when this was made). Spark gathers the sums in the tasks that read the
-    rows and hands them to a listener when the query ends (`java/ObservedReads.java`); if
-    they do not come within `WAIT_S`, `take` says so (None). Only a result stage counts each
-    task once (a stage Spark computes again, after a lost shuffle output, counts its rows
-    again): watch frames that no shuffle follows. Close it when done."""
+    """The fingerprints of lists of scan tasks' rows, taken while a query reads them: `read`
+    the lists, then `take` what was seen under each name it gave (rows and fingerprint, in
+    the table's current schema as it was when this was made). Spark gathers the sums in the
+    tasks that read the rows and hands them to a listener when the query ends
+    (`java/ObservedReads.java`, which also builds and runs the query: one Py4J call); if they
+    do not come within `WAIT_S`, `take` says so (None). Only a result stage counts each task
+    once (a stage Spark computes again, after a lost shuffle output, counts its rows again):
+    the query is one stage, no shuffle. Close it when done."""
 
     WAIT_S = 60.0
 
     def __init__(self, spark: SparkSession, table: JavaObject) -> None:
+        self._spark = spark
         self._totals = _schema_totals(spark, schema_json(spark, table))
         self._prefix = f"icemaint_read_{uuid.uuid4().hex}_"
         self._manager = spark._jsparkSession.listenerManager()  # type: ignore[attr-defined]
         self._listener = new_helper(spark, "ObservedReads").keeping(self._prefix)
         self._manager.register(self._listener)
 
-    def watch(self, frame: DataFrame) -> tuple[DataFrame, str]:
-        """The frame, its rows counted and summed as they pass; and the name to `take` them by."""
-        name = f"{self._prefix}{uuid.uuid4().hex}"
-        return frame.observe(name, *self._totals), name
+    def read(self, reads: JavaObject, task_lists: Sequence[tuple[JavaObject, int]]) -> list[str]:
+        """Reads each list of scan tasks (a java.util.List, with the bytes one Spark task
+        reads) through `reads` in one Spark job, its rows counted and summed as they pass;
+        the name to `take` each list's by."""
+        names = [f"{self._prefix}{uuid.uuid4().hex}" for _ in task_lists]
+        lists = jvm(self._spark).java.util.ArrayList()
+        for tasks, _ in task_lists:
+            lists.add(tasks)
+        self._listener.read(self._spark._jsparkSession, reads, lists, "\n".join(str(size) for _, size in task_lists),  # type: ignore[attr-defined]
+                            self._totals, "\n".join(names))
+        return names
 
     def take(self, name: str) -> tuple[int, str] | None:
         """(rows, fingerprint) of the frame watched under `name`, once its query has ended."""
@@ -204,13 +204,13 @@ class ReadFingerprints:
         self._manager.unregister(self._listener)
 
 
-_SCHEMA_TOTALS: dict[str, tuple[object, list[Column]]] = {}  # a schema's JSON -> (the JVM's gateway, `_totals` of its canonical columns)
+_SCHEMA_TOTALS: dict[str, tuple[object, JavaObject]] = {}  # a schema's JSON -> (the JVM's gateway, `_totals` of its canonical columns, a Java Column[])
 _SCHEMA_TOTALS_KEPT = 32
 _schema_totals_lock = threading.Lock()
 
 
-def _schema_totals(spark: SparkSession, schema_json: str) -> list[Column]:
-    """`_totals` for rows of this schema, built once per JVM: building the canonical columns
+def _schema_totals(spark: SparkSession, schema_json: str) -> JavaObject:
+    """`_totals` for rows of this schema, as a Java `Column[]`, built once per JVM: building the canonical columns
     is a few Py4J calls per column (30 ms for a table of ten, per verified change), and
     column expressions belong to no session or frame, only to the JVM that holds them (kept
     beside them and compared by identity, as `java_helpers` keeps its compiled helpers)."""
@@ -220,7 +220,10 @@ def _schema_totals(spark: SparkSession, schema_json: str) -> list[Column]:
     if cached is not None and cached[0] is gateway:
         return cached[1]
     schema = json.loads(schema_json)
-    totals = _totals(canonical_columns(schema, schema))
+    columns = _totals(canonical_columns(schema, schema))
+    totals = gateway.new_array(jvm(spark).org.apache.spark.sql.Column, len(columns))
+    for i, column in enumerate(columns):
+        totals[i] = column._jc  # type: ignore[attr-defined]
     with _schema_totals_lock:
         if len(_SCHEMA_TOTALS) >= _SCHEMA_TOTALS_KEPT:
             _SCHEMA_TOTALS.clear()
