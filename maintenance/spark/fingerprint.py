@@ -185,6 +185,8 @@ class ReadFingerprints:
         reads) through `reads` in one Spark job, its rows counted and summed as they pass;
         the name to `take` each list's by."""
         names = [f"{self._prefix}{uuid.uuid4().hex}" for _ in task_lists]
+        if not names:
+            return names
         lists = jvm(self._spark).java.util.ArrayList()
         for tasks, _ in task_lists:
             lists.add(tasks)
@@ -193,7 +195,7 @@ class ReadFingerprints:
         return names
 
     def take(self, name: str) -> tuple[int, str] | None:
-        """(rows, fingerprint) of the frame watched under `name`, once its query has ended."""
+        """(rows, fingerprint) of the list `read` under `name`, once its query has ended."""
         seen = self._listener.take(name, int(self.WAIT_S * 1000))
         if seen is None:
             return None

@@ -141,7 +141,9 @@ def read_split_size(spark: SparkSession, sizes: Sequence[int]) -> int:
 
 
 def _staged_frame(spark: SparkSession, table: JavaObject, group_id: str, split_size: int | None = None) -> DataFrame:
-    """A DataFrame reading the staged tasks of `group_id`, with metadata columns available."""
+    """A DataFrame reading the staged tasks of `group_id`, with metadata columns available.
+    (A verification's fingerprint read builds the same relation in the JVM, in one Py4J
+    call: `java/ObservedReads.java`.)"""
     from pyspark.sql import DataFrame
 
     java = jvm(spark)
