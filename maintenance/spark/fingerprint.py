@@ -31,7 +31,6 @@ stage that then drops the rows (the `noop` sink): no shuffle to gather them.
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
@@ -44,7 +43,7 @@ from maintenance.catalogs import TableRef
 from maintenance.errors import SparkJobError
 from maintenance.spark.errors import java_errors
 from maintenance.spark.java_helpers import new_helper
-from maintenance.spark.jvm import JavaObject, java_long, jvm, load_java_table
+from maintenance.spark.jvm import JavaObject, KeptPerJvm, java_long, jvm, load_java_table
 from maintenance.spark.planned_tasks import GroupTasks, PlannedTasks
 from maintenance.spark.raw_rows import bare_tasks, read_split_size
 from maintenance.spark.stream_reads import table_for_file_reads, table_for_reads_of
@@ -206,31 +205,24 @@ class ReadFingerprints:
         self._manager.unregister(self._listener)
 
 
-_SCHEMA_TOTALS: dict[str, tuple[object, JavaObject]] = {}  # a schema's JSON -> (the JVM's gateway, `_totals` of its canonical columns, a Java Column[])
-_SCHEMA_TOTALS_KEPT = 32
-_schema_totals_lock = threading.Lock()
+_SCHEMA_TOTALS: KeptPerJvm[JavaObject] = KeptPerJvm(32)  # a schema's JSON -> `_totals` of its canonical columns, a Java Column[]
 
 
 def _schema_totals(spark: SparkSession, schema_json: str) -> JavaObject:
-    """`_totals` for rows of this schema, as a Java `Column[]`, built once per JVM: building the canonical columns
-    is a few Py4J calls per column (30 ms for a table of ten, per verified change), and
-    column expressions belong to no session or frame, only to the JVM that holds them (kept
-    beside them and compared by identity, as `java_helpers` keeps its compiled helpers)."""
-    gateway = spark.sparkContext._gateway  # type: ignore[attr-defined]
-    with _schema_totals_lock:
-        cached = _SCHEMA_TOTALS.get(schema_json)
-    if cached is not None and cached[0] is gateway:
-        return cached[1]
-    schema = json.loads(schema_json)
-    columns = _totals(canonical_columns(schema, schema))
-    totals = gateway.new_array(jvm(spark).org.apache.spark.sql.Column, len(columns))
-    for i, column in enumerate(columns):
-        totals[i] = column._jc  # type: ignore[attr-defined]
-    with _schema_totals_lock:
-        if len(_SCHEMA_TOTALS) >= _SCHEMA_TOTALS_KEPT:
-            _SCHEMA_TOTALS.clear()
-        _SCHEMA_TOTALS[schema_json] = (gateway, totals)
-    return totals
+    """`_totals` for rows of this schema, as a Java `Column[]`, built once per JVM: building
+    the canonical columns is a few Py4J calls per column (30 ms for a table of ten, per
+    verified change), and column expressions belong to no session or frame, only to the JVM
+    that holds them."""
+
+    def make() -> JavaObject:
+        schema = json.loads(schema_json)
+        columns = _totals(canonical_columns(schema, schema))
+        totals = spark.sparkContext._gateway.new_array(jvm(spark).org.apache.spark.sql.Column, len(columns))  # type: ignore[attr-defined]
+        for i, column in enumerate(columns):
+            totals[i] = column._jc  # type: ignore[attr-defined]
+        return totals
+
+    return _SCHEMA_TOTALS.get(spark, schema_json, make)
 
 
 def _totals(columns: Sequence[Column]) -> list[Column]:

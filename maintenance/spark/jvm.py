@@ -6,8 +6,10 @@ built from files on disk (their size and metrics read by Java), never field by f
 
 from __future__ import annotations
 
+import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from maintenance.catalogs import TableRef
 from maintenance.spark.errors import java_errors
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 JavaObject = Any  # a py4j JavaObject; the gateway is untyped
+T = TypeVar("T")
 
 
 def jvm(spark: SparkSession) -> Any:
@@ -66,3 +69,30 @@ def singleton(spark: SparkSession, class_name: str) -> JavaObject:
 
 
 _SINGLETONS: weakref.WeakKeyDictionary[Any, dict[str, JavaObject]] = weakref.WeakKeyDictionary()  # gone with their gateway (a stopped Spark)
+
+
+class KeptPerJvm(Generic[T]):
+    """Values that belong to one JVM (Java objects, or Python objects wrapping them), made
+    once per key and kept beside the gateway they were made through: a value is handed out
+    only through that very gateway (compared by identity, as `java_helpers` keeps its
+    compiled helpers), so a new JVM never gets an old one's objects. At most `kept` are
+    kept; when full, all are forgotten. Made outside the lock: two threads may both make a
+    value, and the last one kept wins (values must be interchangeable)."""
+
+    def __init__(self, kept: int) -> None:
+        self._kept = kept
+        self._values: dict[Hashable, tuple[object, T]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, spark: SparkSession, key: Hashable, make: Callable[[], T]) -> T:
+        gateway = spark.sparkContext._gateway  # type: ignore[attr-defined]
+        with self._lock:
+            found = self._values.get(key)
+        if found is not None and found[0] is gateway:
+            return found[1]
+        value = make()
+        with self._lock:
+            if len(self._values) >= self._kept:
+                self._values.clear()
+            self._values[key] = (gateway, value)
+        return value

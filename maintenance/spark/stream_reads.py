@@ -15,21 +15,18 @@ Where it does not apply, the catalog's table is used as it is:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from maintenance.spark.java_helpers import new_helper
-from maintenance.spark.jvm import JavaObject, jvm
+from maintenance.spark.jvm import JavaObject, KeptPerJvm, jvm
 from maintenance.table.files import TableFile
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 HADOOP_PARQUET_ENCRYPTION = "parquet.crypto.factory.class"
-_KEPT = 16  # plain-stream views kept, by the Java table they show
-_kept: dict[str, tuple[object, JavaObject]] = {}  # Py4J id of the table -> (its JVM's gateway, its view)
-_kept_lock = threading.Lock()
+_VIEWS: KeptPerJvm[JavaObject] = KeptPerJvm(16)  # Py4J id of a Java table -> its plain-stream view
 
 
 def table_for_file_reads(spark: SparkSession, table: JavaObject, files: Iterable[TableFile]) -> JavaObject:
@@ -51,19 +48,11 @@ def _plain_stream_view(spark: SparkSession, table: JavaObject) -> JavaObject:
     rewrite asks for it for each of its reads: about twenty Py4J calls, 0.05 s on 2 busy
     cores). The view holds no state of its own: it reads the table's metadata through the
     table's own operations, so it sees every refresh of `table`. Py4J never reuses an
-    object's id within one JVM, so an id and the gateway (compared by identity, as
-    `java_helpers` keeps its compiled helpers) name one Java table for good."""
-    gateway = spark.sparkContext._gateway  # type: ignore[attr-defined]
-    key = table._target_id  # type: ignore[attr-defined]
-    with _kept_lock:
-        kept = _kept.get(key)
-    if kept is not None and kept[0] is gateway:
-        return kept[1]
-    io = new_helper(spark, "StreamInputFileIO", on_executors=True).around(table.io())
-    operations = new_helper(spark, "GatedOperations").around(table.operations(), None).through(io)  # no gate: commits refused
-    view = jvm(spark).org.apache.iceberg.BaseTable(operations, table.name())
-    with _kept_lock:
-        if len(_kept) >= _KEPT:
-            _kept.clear()
-        _kept[key] = (gateway, view)
-    return view
+    object's id within one JVM, so an id names one Java table for good."""
+
+    def make() -> JavaObject:
+        io = new_helper(spark, "StreamInputFileIO", on_executors=True).around(table.io())
+        operations = new_helper(spark, "GatedOperations").around(table.operations(), None).through(io)  # no gate: commits refused
+        return jvm(spark).org.apache.iceberg.BaseTable(operations, table.name())
+
+    return _VIEWS.get(spark, table._target_id, make)  # type: ignore[attr-defined]
