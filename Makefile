@@ -5,14 +5,19 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: setup system browser test-tools lint test test-fast test-integration demo bench clean
+.PHONY: setup system databases browser test-tools lint test test-fast test-integration demo bench clean
 
 # The status page's browser tests (tests/ui/test_ui.py) drive Chromium and chromedriver: setup
 # installs them when missing (scripts/setup-test-browser.sh; the Docker image never runs it).
-setup: system browser $(STAMP)
+setup: system databases browser $(STAMP)
 
 system:
 	@bash scripts/setup-system.sh
+
+# PostgreSQL and MariaDB for the lease, outage and race tests: installed from Debian when
+# missing, configured as tests/conftest.py assumes, and started.
+databases:
+	@bash scripts/setup-databases.sh setup
 
 browser:
 	@bash scripts/setup-test-browser.sh
