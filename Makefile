@@ -5,11 +5,11 @@ VENV := .venv
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 
-.PHONY: setup system databases browser test-tools lint test test-fast test-integration demo bench clean
+.PHONY: setup system databases jars browser test-tools lint test test-fast test-integration demo bench clean
 
 # The status page's browser tests (tests/ui/test_ui.py) drive Chromium and chromedriver: setup
 # installs them when missing (scripts/setup-test-browser.sh; the Docker image never runs it).
-setup: system databases browser $(STAMP)
+setup: system databases browser $(STAMP) jars
 
 system:
 	@bash scripts/setup-system.sh
@@ -28,17 +28,13 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
-# What the catalog matrix (tests/test_catalog_matrix.py) needs besides setup: javac for the
-# REST catalog fixture, and hadoop-aws + the AWS SDK bundle for Spark's s3a:// (cached under
-# .venv/share/icemaint-jars, never committed).
+# Apache Iceberg's jars and Hadoop's s3a from Maven Central, pinned by SHA-256
+# (maintenance/spark/jars.py), into .venv/share/icemaint/jars; a no-op when they are there.
+jars: $(STAMP)
+	@$(VENV)/bin/python -m maintenance.spark.jars fetch
+
+# What the tests need besides setup: the Compose Specification's schema (tests/test_deploy.py).
 test-tools: setup
-	@command -v javac >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then \
-	    echo "test-tools: installing openjdk-17-jdk-headless (javac) with apt-get" >&2; \
-	    apt-get update -qq >/dev/null && mkdir -p /usr/share/man/man1 && \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openjdk-17-jdk-headless >/dev/null; \
-	  else echo "test-tools: please install a JDK 17 (javac), then run make again" >&2; exit 1; fi; }
-	@bash scripts/s3-jars.sh $(VENV)/bin/python
 	@bash scripts/compose-schema.sh $(VENV)/bin/python
 
 lint: setup

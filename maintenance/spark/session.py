@@ -7,7 +7,6 @@ needs it: health and planning never pay for a JVM.
 
 from __future__ import annotations
 
-import glob
 import os
 import threading
 from collections.abc import Iterator, Mapping
@@ -23,6 +22,7 @@ from maintenance.config import CatalogConfig, Config
 from maintenance.errors import ConfigError, UsageError
 from maintenance.redact import redact_mapping
 from maintenance.spark import py4j_lookups
+from maintenance.spark.jars import S3A, SPARK, SPARK_RUNTIME, jar, jars_for
 from maintenance.spark.java_helpers import new_helper
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 log = structlog.get_logger(__name__)
 
 SYSTEM_SQLITE_JDBC = "/usr/share/java/sqlite-jdbc.jar"
-_ICEBERG_RUNTIME_GLOB = "iceberg-spark-runtime-3.5_2.12-*.jar"
 _SPARK_CATALOG_TYPES = {"sql": "jdbc", "rest": "rest", "hive": "hive", "glue": "glue"}
 _LOG4J_CONFIG = Path(__file__).with_name("log4j2.properties")
 
@@ -47,14 +46,8 @@ _session: SparkSession | None = None
 
 
 def iceberg_runtime_jar() -> str:
-    """The Iceberg 1.10 Spark runtime shipped by the pinned PyPI package."""
-    import snowpark_connect_deps_iceberg
-
-    folder = Path(snowpark_connect_deps_iceberg.__file__).parent / "jars"
-    jars = sorted(glob.glob(str(folder / _ICEBERG_RUNTIME_GLOB)))
-    if not jars:
-        raise ConfigError(f"no {_ICEBERG_RUNTIME_GLOB} under {folder}: reinstall with 'make setup'")
-    return jars[-1]
+    """Apache Iceberg's Spark 3.5 runtime, as `make setup` fetched it (`spark/jars.py`)."""
+    return jar(SPARK_RUNTIME)
 
 
 def jdbc_properties(uri: str) -> dict[str, str]:
@@ -97,6 +90,7 @@ def catalog_spark_conf(catalog: CatalogConfig) -> dict[str, str]:
         props["uri"] = catalog.uri
     if catalog.warehouse:
         props["warehouse"] = catalog.warehouse
+    props.update(s3_file_io_properties(catalog))
     # Other writers commit all the time: a cached table up to 30 s stale could plan a job on
     # old metadata. (Iceberg's own remove_orphan_files on a stale cached table deletes live
     # files: benchmarks/orphans.py shows it.) Loading metadata is cheap next to any job.
@@ -113,9 +107,11 @@ def catalog_spark_conf(catalog: CatalogConfig) -> dict[str, str]:
 
 def spark_conf(config: Config) -> dict[str, str]:
     """Every Spark setting icemaint starts its session with (contains secrets: never log raw)."""
-    jars = [iceberg_runtime_jar()]
+    jars = jars_for(SPARK)
     if any(c.type == "sql" and (c.uri or "").startswith("sqlite") for c in config.catalogs.values()):
         jars.append(SYSTEM_SQLITE_JDBC)
+    if any(_s3_settings(c) for c in config.catalogs.values()):
+        jars.extend(jars_for(S3A))  # Hadoop's s3a://, for tables whose paths say so
     jars.extend(config.spark.jars)
     spark_log = config.home / "logs" / "spark.log"
     java_options = f"-Dlog4j2.configurationFile={_LOG4J_CONFIG.as_uri()} -Dicemaint.spark.log={spark_log}"
@@ -147,7 +143,15 @@ def spark_conf(config: Config) -> dict[str, str]:
     return conf
 
 
-# pyiceberg's (and Iceberg's) S3 properties -> Hadoop's s3a settings, so S3 is one setting.
+# S3 is one setting: a catalog's pyiceberg `s3.*` properties configure Iceberg's S3FileIO
+# (Spark's driver and, through the table it serialises, its executors) and Hadoop's s3a.
+# Iceberg's Java S3FileIO takes the same keys but for these two, which pyiceberg spells its own way.
+_S3_FILE_IO_ALIASES = {"s3.region": "client.region"}
+# Resolves each path by its scheme: s3://, s3a://, s3n:// to S3FileIO, others (local files,
+# hdfs://) to HadoopFileIO; what a REST catalog's client uses unless told otherwise.
+RESOLVING_FILE_IO = "org.apache.iceberg.io.ResolvingFileIO"
+
+# pyiceberg's (and Iceberg's) S3 properties -> Hadoop's s3a settings.
 _S3A_KEYS = {
     "s3.endpoint": "endpoint",
     "s3.region": "endpoint.region",
@@ -174,9 +178,9 @@ def s3a_conf(config: Config) -> dict[str, str]:
     properties."""
     conf: dict[str, str] = {}
     for catalog in config.catalogs.values():
-        props = {**catalog.properties, **catalog.spark_properties}
+        props = _s3_settings(catalog)
         settings = {key: props[name] for name, key in _S3A_KEYS.items() if props.get(name)}
-        if props.get("s3.force-virtual-addressing", "").lower() == "false":
+        if _path_style(props):
             settings.setdefault("path.style.access", "true")
         if not settings:
             continue
@@ -190,6 +194,38 @@ def s3a_conf(config: Config) -> dict[str, str]:
         conf.update({prefix + key: value for key, value in settings.items()})
         conf.update({"spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem", **S3A_BOUNDED})
     return conf
+
+
+def _s3_settings(catalog: CatalogConfig) -> dict[str, str]:
+    """The catalog's `s3.*` properties, for Spark (its `spark:` section wins)."""
+    props = {**catalog.properties, **catalog.spark_properties}
+    return {key: str(value) for key, value in props.items() if key.startswith("s3.") and value not in (None, "")}
+
+
+def _path_style(props: Mapping[str, str]) -> bool:
+    """pyiceberg says `s3.force-virtual-addressing: false`, Iceberg's Java `s3.path-style-access: true`."""
+    return str(props.get("s3.force-virtual-addressing", "")).lower() == "false" or str(props.get("s3.path-style-access", "")).lower() == "true"
+
+
+def s3_file_io_properties(catalog: CatalogConfig) -> dict[str, str]:
+    """What Iceberg's Java catalog needs on top of a catalog's pyiceberg-style `s3.*`
+    properties to read and write through S3FileIO: the region and path-style access under
+    their Java names, and a FileIO that sends s3:// paths to S3FileIO where the catalog's
+    own default (HadoopFileIO, for SQL and Hive catalogs) would send them to Hadoop. Nothing
+    the user set is overridden, nothing is added for a catalog without S3 settings."""
+    props = _s3_settings(catalog)
+    if not props:
+        return {}
+    given = {**catalog.properties, **catalog.spark_properties}
+    java: dict[str, str] = {}
+    for name, java_name in _S3_FILE_IO_ALIASES.items():
+        if props.get(name) and java_name not in given:
+            java[java_name] = props[name]
+    if _path_style(props) and "s3.path-style-access" not in given:
+        java["s3.path-style-access"] = "true"
+    if "io-impl" not in given:
+        java["io-impl"] = RESOLVING_FILE_IO
+    return java
 
 
 def _s3_bucket(warehouse: str | None) -> str | None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape
 
-from tests.services.jars import pyspark_jars_dir, s3_jars
+from tests.services.jars import pyspark_jars_dir, s3a_jars
 from tests.services.process import ServiceError, ServiceProcess, free_port
 
 BOOTSTRAP_NAMESPACE = "icemaint_bootstrap"
@@ -69,7 +69,7 @@ def start_hive(folder: Path, *, hadoop: dict[str, str], timeout: float = 180.0) 
 
 def _metastore(folder: Path, conf_dir: Path, port: int, *, in_test: bool, name: str) -> ServiceProcess:
     java = shutil.which("java") or "java"
-    classpath = os.pathsep.join([str(conf_dir), str(pyspark_jars_dir() / "*"), *s3_jars()])
+    classpath = os.pathsep.join([str(conf_dir), str(pyspark_jars_dir() / "*"), *s3a_jars()])
     args = [
         java,
         "-Xmx512m",

@@ -33,7 +33,7 @@ CHECKPOINT_KEY = "test.writer-checkpoint"
 
 
 # Each catalog's policy in the `icemaint run` cycle runs another job: selection is by catalog.
-POLICY_JOBS = {"sql_local": "rewrite", "hive_s3": "convert", "rest_s3": "merge"}
+POLICY_JOBS = {"sql_local": "rewrite", "hive_s3": "convert", "rest_s3": "merge", "sql_s3": "merge"}
 
 
 POLICY_TRIGGERS = {"rewrite": {"position_delete_files": 1}, "convert": {"equality_delete_files": 1}, "merge": {"equality_delete_files": 1}}
@@ -84,11 +84,12 @@ def make_matrix(folder: Path, catalog_services: Services, spark_master: str | No
     """The matrix's config and its checking Spark worker; with `spark_master`, the jobs'
     config (`Matrix.config_path`) runs Spark there, with `spark_conf` added."""
     policies = write_policies(folder / "policies")
-    raw = matrix_config(folder, s3=catalog_services.s3, hive_uri=catalog_services.hive.uri, rest_uri=catalog_services.rest.uri, s3_jars=catalog_services.s3_jars, policies=policies)
+    raw = matrix_config(folder, s3=catalog_services.s3, hive_uri=catalog_services.hive.uri, policies=policies)
     local_path = write_config(folder / "icemaint.yaml", raw)
     config_path = local_path
     if spark_master is not None:
-        raw = {**raw, "spark": {**raw["spark"], "master": spark_master, "conf": {**raw["spark"]["conf"], **(spark_conf or {})}}}
+        spark = raw.get("spark", {})
+        raw = {**raw, "spark": {**spark, "master": spark_master, "conf": {**spark.get("conf", {}), **(spark_conf or {})}}}
         config_path = write_config(folder / "icemaint-cluster.yaml", raw)
     saved = {key: os.environ.get(key) for key in CREDENTIALS_ENV}
     os.environ.update(CREDENTIALS_ENV)  # this process reads the same file (pyiceberg checks)
@@ -255,10 +256,10 @@ def write_frame(io: Any, location: str, frame: pa.Table) -> str:
 
 # -- the pipeline ----------------------------------------------------------------------------
 # The table location's scheme, and the two spellings orphans are planted under, per catalog.
-LOCATION_SCHEMES = {"sql_local": ("file",), "hive_s3": ("s3a",), "rest_s3": ("s3",)}
+LOCATION_SCHEMES = {"sql_local": ("file",), "hive_s3": ("s3a",), "rest_s3": ("s3",), "sql_s3": ("s3",)}
 
 
-PLANT_SPELLINGS = {"sql_local": ("file", ""), "hive_s3": ("s3", "s3a"), "rest_s3": ("s3", "s3a")}
+PLANT_SPELLINGS = {"sql_local": ("file", ""), "hive_s3": ("s3", "s3a"), "rest_s3": ("s3", "s3a"), "sql_s3": ("s3", "s3a")}
 
 
 def every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
@@ -352,6 +353,15 @@ def every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
     manifests_after, files_after, _ = current_files(table)
     assert manifests_after < manifests and files_after == compacted, (manifests, manifests_after)
     assert_same_rows(matrix, name, after_writers)
+
+    # STATS: a distinct-value sketch (Puffin) and a partition statistics file, written to the
+    # store and registered for the current snapshot, which adds no snapshot.
+    stats = matrix.cli_json("stats", name, "--verify")
+    assert stats["status"] == "committed" and stats["content_verified"], stats
+    table = load_table(config, ref)
+    assert table.metadata.current_snapshot_id == head_id
+    registered = [f for f in (*table.metadata.statistics, *table.metadata.partition_statistics) if f.snapshot_id == head_id]
+    assert len(registered) == 2 and all(storage.exists(f.statistics_path) for f in registered), registered
 
     expire = matrix.cli_json("expire", name, "--older-than", "0s", "--retain-last", "1", "--checkpoint-key", CHECKPOINT_KEY, "--verify")
     assert expire["status"] == "committed" and expire["files_deleted"] > 0 and expire["content_verified"], expire

@@ -1,4 +1,4 @@
-"""ORPHANS on S3 (a moto server): orphans go in bulk requests, and a run listed from an S3
+"""ORPHANS on S3 (SeaweedFS): orphans go in bulk requests, and a run listed from an S3
 Inventory report (CSV or Parquet, written here as S3 writes them) deletes exactly what the
 LIST-driven run would.
 
@@ -35,7 +35,7 @@ INVENTORY = f"s3://{BUCKET}/inventory/{BUCKET}/daily"
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
-    server = start_s3(tmp_path_factory.mktemp("moto"))
+    server = start_s3(tmp_path_factory.mktemp("seaweedfs"))
     server.create_bucket(BUCKET)
     yield server
     server.stop()
