@@ -140,6 +140,35 @@ def test_paused_holder_is_fenced_after_takeover(matrix: Matrix, catalog: str, tm
     assert leases[str(ref)]["held"] is False and leases[str(ref)]["epoch"] == int(b_commits[0]["icemaint.lease-epoch"])
 
 
+# -- staged publishing under a writer on a REST catalog ----------------------------------------
+WRITER_MOMENTS = ["groups written", "staged", "verifying", "verified"]
+
+
+@pytest.mark.rest
+@pytest.mark.parametrize("writer", ["cdc", "stale"])
+@pytest.mark.parametrize("moment", WRITER_MOMENTS)
+def test_a_writer_committing_at_any_moment_of_a_verified_merge_never_fails_and_nothing_is_lost(matrix: Matrix, moment: str, writer: str) -> None:
+    """On SeaweedFS's REST catalog, a writer commits while a verified MERGE runs: before it
+    stages (groups written), right after (staged), while it verifies, and between
+    verification and publishing. The writer is a CDC batch through Iceberg's Java API, or a
+    pyiceberg append on metadata loaded before MERGE staged anything (a REST catalog refuses
+    a snapshot whose sequence number another took with 400, which nobody retries: a change
+    staged in the catalog did that). The writer never fails; MERGE commits, verified,
+    published on top of the writer's snapshot (built again when the writer moved main
+    after it staged); the rows are the writer's model."""
+    name = f"rest_s3.matrix.under_writer_{uuid.uuid4().hex[:8]}"
+    matrix.worker.call(spark_worker.make_cdc_table, name, 900, 4)
+
+    done = matrix.worker.call(spark_worker.publish_under_writer, name, "merge", moment, writer, WRITER_MOMENTS.index(moment) + 1)
+
+    assert done["writer"] == "committed", done
+    assert moment in done["stages"], done["stages"]
+    assert done["status"] == "committed" and done["verified"], done
+    lineage = done["lineage"]
+    assert lineage[0] == done["snapshot_id"] and done["writer_snapshot"] in lineage[1:], done
+    assert done["same_as_writers_model"], done
+
+
 # -- the cycle: `icemaint run`, policies selecting by catalog ----------------------------------
 @pytest.mark.parametrize("catalog", [pytest.param("sql_local", id="sql+local"), *S3_CATALOGS, pytest.param("sql_s3", id="sql+s3")])
 def test_run_cycle_applies_the_catalogs_policy(matrix: Matrix, catalog: str, tmp_path: Path) -> None:

@@ -87,12 +87,13 @@ class JobContext:
     @cached_property
     def verifier(self) -> Verifier:
         """Compares each staged change with its parent (`jobs/verification.py`)."""
-        return Verifier(self.config, self.ref, lambda: self.spark, self._refreshed_table, self.progress, spark_in_thread=self.spark_in_this_thread,
+        return Verifier(self.config, self.ref, lambda: self.spark, self.progress, spark_in_thread=self.spark_in_this_thread,
                         planned_on=lambda: self.metadata.table)
 
     @cached_property
     def publisher(self) -> Publisher:
-        return Publisher(self.table, verify=self.verify, verifier=self.verifier.verify, verification=self.verification, progress=self.progress)
+        return Publisher(self.table, verify=self.verify, verifier=self.verifier.verify, verification=self.verification, progress=self.progress,
+                         discard=self.discard_unpublished)
 
     def _refreshed_table(self) -> JavaObject:
         self.table.java.refresh()  # the catalog's table shares the fenced one's operations

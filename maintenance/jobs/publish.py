@@ -1,15 +1,19 @@
 """Publishing a job's change: staged, verified, then made current, or nothing at all.
 
 With verification on, a change never becomes current unverified:
-1. **Stage.** The change's Iceberg operation is committed with `stageOnly()` through the
-   fence: the new snapshot is added to the metadata, no branch moves, readers see nothing.
+1. **Stage.** The change's Iceberg operation is built and checked as a commit would be
+   (its manifests written, its validations run, the fence passed), and kept in memory:
+   the new snapshot reaches no catalog, so writers see nothing and no commit of theirs
+   can be refused because of it (`spark/fenced_table.py` says why this matters on REST
+   catalogs).
 2. **Verify.** The staged snapshot is compared with its parent as the change's proof says
    (`jobs/verification.py`): the content fingerprint of exactly the data files the change
    can affect, or, for a rewrite of manifests, the live entries. The parent is the table
    as it was when the change was staged, so a writer committing meanwhile changes neither
    side.
-3. **Publish.** If the table's current snapshot is still the parent, main is fast-forwarded
-   to the staged snapshot (`cherrypick`, which re-checks that on every commit attempt).
+3. **Publish.** If the table's current snapshot is still the parent, the verified snapshot
+   itself is committed, main moving to it, by one compare-and-swap commit that the catalog
+   refuses if main moves first (`FencedTable.publish_staged`).
    Otherwise the same change is built again and committed on the newest state, with the
    same validations (planning snapshot, concurrent deletes, the job's own validator). That
    commit is not fingerprinted again (a steady writer would otherwise starve every job):
@@ -23,8 +27,11 @@ With verification on, a change never becomes current unverified:
    while it is built).
 
 If the fingerprints differ, nothing is published: the run fails with "content changed",
-the staged snapshot stays unreferenced until the next expiry and its files are left to
-orphan cleanup. Without verification the change is committed directly, as one commit.
+and the table's metadata is exactly as it was. A staged snapshot that is not published
+(it did not verify, or the change was built again) has its manifest list and its own
+manifests deleted at once (no metadata can name them: they were never committed); the data
+files the run wrote are left to orphan cleanup. Without verification the change is
+committed directly, as one commit.
 
 A change is a recipe (`build` returns a fresh, uncommitted operation each time it is
 called), because Iceberg operations can be committed only once.
@@ -46,7 +53,8 @@ from maintenance.spark.jvm import JavaObject
 
 log = structlog.get_logger(__name__)
 
-Verify = Callable[[str, int, int, frozenset[str]], Evidence]  # (proof, parent id, staged id, data files it says it removes): `verification.Verifier.verify`
+Verify = Callable[[str, Staged, frozenset[str]], Evidence]  # (proof, the staged change, data files it says it removes): `verification.Verifier.verify`
+Discard = Callable[[list[str]], int]  # deletes files no metadata names, under the fence (`JobContext.discard_unpublished`)
 
 
 class ContentChangedError(IcemaintError):
@@ -111,8 +119,9 @@ class Publisher:
     """Publishes a run's changes through its fenced table; verifies them when asked."""
 
     def __init__(self, table: FencedTable, *, verify: bool, verifier: Verify, verification: Verification | None = None,
-                 progress: Progress = no_progress) -> None:
+                 progress: Progress = no_progress, discard: Discard = lambda paths: 0) -> None:
         self.table = table
+        self.discard = discard
         self.verify = verify
         self.verifier = verifier
         self.progress = progress
@@ -126,10 +135,11 @@ class Publisher:
         faults.point("staged")
         self.verification.staged.append(staged.snapshot_id)
         self.progress("staged")
-        evidence = self.verifier(change.proof, staged.parent_id, staged.snapshot_id, change.removes)
+        evidence = self.verifier(change.proof, staged, change.removes)
         self.verification.add(evidence)
         if not evidence.same:
             self.verification.verified = False
+            self._discard(staged)
             log.error("staged change does not keep the content; not published", staged=staged.snapshot_id, proof=change.proof,
                       before=evidence.before.to_json(), after=evidence.after.to_json())
             what = {ROWS: "rows", ENTRIES: "entries", POSITIONS: "entries and positions"}[change.proof]
@@ -142,10 +152,20 @@ class Publisher:
         return self._make_current(change, staged)
 
     def _make_current(self, change: Change, staged: Staged) -> int:
-        if self.table.fast_forward(staged, change.what):
+        if self.table.publish_staged(staged, change.what, validate=change.validate):
             return staged.snapshot_id
         log.info("the table moved while the change was verified; applying it again on the newest state", staged=staged.snapshot_id)
+        self._discard(staged)
         return self._commit(change)
+
+    def _discard(self, staged: Staged) -> None:
+        """The staged snapshot's own metadata files, never committed, go at once."""
+        try:
+            deleted = self.discard(staged.written_metadata())
+        except Exception as exc:  # noqa: BLE001 (what is left is orphan cleanup's)
+            log.warning("the staged change's metadata files are left for orphan cleanup", error=str(exc).splitlines()[0][:200])
+            return
+        log.debug("staged metadata discarded", files=deleted)
 
     def _commit(self, change: Change) -> int:
         """Commit on the newest state; a change whose `build` adapts to what landed meanwhile

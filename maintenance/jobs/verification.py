@@ -50,12 +50,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import structlog
+from pyiceberg.table import Table
+from pyiceberg.table.snapshots import Snapshot
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.jobs.read_ahead import WRITTEN, ReadAhead, Reading
 from maintenance.jobs.spec import Progress, no_progress
 from maintenance.spark.deleted_positions import deleted_positions_digest
+from maintenance.spark.fenced_table import Staged
 from maintenance.spark.fingerprint import Fingerprint, files_fingerprints, schema_json, written_fingerprint
 from maintenance.spark.jvm import JavaObject, load_java_table
 from maintenance.spark.live_entries import live_entries_digest, live_entries_digest_without_position_deletes
@@ -65,7 +68,6 @@ from maintenance.table.deletes import DeleteIndex
 from maintenance.table.files import Content, SnapshotFiles, TableFile, added_files, child_snapshot_files, snapshot_files
 
 if TYPE_CHECKING:
-    from pyiceberg.table import Table
     from pyspark.sql import SparkSession
 
 log = structlog.get_logger(__name__)
@@ -90,14 +92,13 @@ class Evidence:
 class Verifier:
     """Compares a staged snapshot with its parent, as its change's proof says."""
 
-    def __init__(self, config: Config, ref: TableRef, spark: Callable[[], SparkSession], java_table: Callable[[], JavaObject],
+    def __init__(self, config: Config, ref: TableRef, spark: Callable[[], SparkSession],
                  progress: Progress = no_progress, spark_in_thread: Callable[[str], SparkSession] | None = None,
                  planned_on: Callable[[], Table] | None = None) -> None:
         self.config = config
         self.progress = progress
         self.ref = ref
         self.spark = spark  # started only when rows must be read
-        self.java_table = java_table  # the catalog's table, refreshed to know the staged snapshot
         self.spark_in_thread = spark_in_thread  # Spark for another thread, in the run's job group (reads ahead)
         self.planned_on = planned_on  # the table as the run planned on it (pyiceberg), for the readings ahead
         self._read_ahead_tag = f"icemaint-read-ahead-{uuid.uuid4().hex}"
@@ -123,10 +124,11 @@ class Verifier:
         """Cancel what was read ahead and not taken (the run's changes are published, or it failed)."""
         self.ahead.stop()
 
-    def _positions(self, spark: SparkSession, java: JavaObject, parent_id: int, staged_id: int) -> Evidence:
+    def _positions(self, spark: SparkSession, staged: Staged) -> Evidence:
         """The "positions" proof (module docstring): per side, the digest of every other
         entry and of the positions each scope file has deleted."""
-        table = load_table(self.config, self.ref)
+        java, parent_id, staged_id = staged.view, staged.parent_id, staged.snapshot_id
+        table = self._knowing(spark, staged)
         before, after = snapshot_files(table, parent_id), snapshot_files(table, staged_id)
         scope = change_scope(before, after)
         sides = []
@@ -137,11 +139,19 @@ class Verifier:
             sides.append(Fingerprint(str(self.ref), snapshot_id, entries + positions, f"positions:{entries_digest}:{digest}"))
         return Evidence(sides[0], sides[1], table_bytes=scope.table_bytes)
 
-    def _parent_and_added(self, parent_id: int, staged_id: int) -> tuple[Table, SnapshotFiles, list[TableFile]]:
-        """The table as it is now (it knows the staged snapshot), the parent's files (the
-        planning read's, from the cache) and the files the staged snapshot added."""
+    def _knowing(self, spark: SparkSession, staged: Staged) -> Table:
+        """The table as pyiceberg loads it now, knowing the staged snapshot too (which no
+        catalog has): its metadata plus that snapshot, as Iceberg's JSON spells it."""
         table = load_table(self.config, self.ref)
-        return table, snapshot_files(table, parent_id), added_files(table, staged_id)
+        snapshot = Snapshot.model_validate_json(staged.snapshot_json(spark))
+        metadata = table.metadata.model_copy(update={"snapshots": [*table.metadata.snapshots, snapshot]})
+        return Table(table._identifier, metadata, table.metadata_location, table.io, table.catalog, table.config)  # noqa: SLF001 (no public copy)
+
+    def _parent_and_added(self, spark: SparkSession, staged: Staged) -> tuple[Table, SnapshotFiles, list[TableFile]]:
+        """The table knowing the staged snapshot, the parent's files (the planning read's,
+        from the cache) and the files the staged snapshot added."""
+        table = self._knowing(spark, staged)
+        return table, snapshot_files(table, staged.parent_id), added_files(table, staged.snapshot_id)
 
     def _reading_java_table(self, spark: SparkSession) -> JavaObject:
         """The catalog's Java table for the readings ahead, loaded by the first (two run at a
@@ -179,20 +189,22 @@ class Verifier:
         entries = tuple((str(f.location()), int(f.specId()), int(f.recordCount()), int(f.fileSizeInBytes())) for f in files)
         return Reading(frozenset(path for path, *_ in entries), read, schema_json(spark, java), entries)
 
-    def verify(self, proof: str, parent_id: int, staged_id: int, removes: frozenset[str] = frozenset()) -> Evidence:
-        """Compare the staged snapshot with its parent as `proof` says; `removes`: the data
-        files the change says it removes (read early; see the module docstring)."""
+    def verify(self, proof: str, staged: Staged, removes: frozenset[str] = frozenset()) -> Evidence:
+        """Compare the staged snapshot with its parent as `proof` says, both read through the
+        staged change's view; `removes`: the data files the change says it removes (read
+        early; see the module docstring)."""
         started = time.perf_counter()
-        spark, java, name = self.spark(), self.java_table(), str(self.ref)
+        spark, java, name = self.spark(), staged.view, str(self.ref)
+        parent_id, staged_id = staged.parent_id, staged.snapshot_id
         if proof == ENTRIES:
             return Evidence(*(Fingerprint(name, snapshot_id, *live_entries_digest(spark, java, snapshot_id)) for snapshot_id in (parent_id, staged_id)))
         if proof == POSITIONS:
-            return self._positions(spark, java, parent_id, staged_id)
+            return self._positions(spark, staged)
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="icemaint-verification") as pool:
             # Iceberg's diff and pyiceberg's read of the staged snapshot run while what was read
             # ahead is awaited: none of the three waits for another.
             removed = pool.submit(removed_keys, spark, java, staged_id)
-            loaded = pool.submit(self._parent_and_added, parent_id, staged_id)
+            loaded = pool.submit(self._parent_and_added, spark, staged)
             schema = schema_json(spark, java)
             read_ahead, ahead = self.ahead.take(parent_id, removes, schema)
             table, before, added = loaded.result()

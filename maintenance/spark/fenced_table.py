@@ -1,4 +1,5 @@
-"""An Iceberg table whose every commit attempt passes the fence.
+"""An Iceberg table whose every commit attempt passes the fence, and whose changes can be
+staged without reaching the catalog.
 
 `FencedOperations` implements Iceberg's `TableOperations` in Python (a Py4J callback
 proxy) around the catalog's own operations. Iceberg calls `commit(base, new)` once per
@@ -7,12 +8,30 @@ attempt with the exact metadata it builds on. A refused attempt raises a non-ret
 error: Iceberg gives up and nothing lands. Spark actions given this table commit through
 it too.
 
-An operation icemaint builds is staged with Iceberg's own `stageOnly()`. A Spark action
-builds and commits its operation itself (e.g. `rewriteManifests`), so while one runs in
-`FencedTable.perform(..., stage=True)` the fence stages its commit instead: the metadata the
-action built, which adds its snapshot and moves main to it, is replaced by the base plus
-that snapshot alone (exactly what `stageOnly()` would have committed); anything else in it
-is refused.
+**Staging never reaches the catalog.** A change to be verified is built and "committed"
+as Iceberg would (its manifests and manifest list written, its validations run against
+the base it refreshed), but the fence keeps the resulting metadata (the base plus the one
+new snapshot, on no branch) in memory instead of sending it to the catalog: `Staged`.
+Verification reads it through a view table over that metadata (`Staged.view`), and
+publishing commits that very snapshot on the newest metadata, main moving to it, if main
+is still at its parent (`FencedTable.publish_staged`); if the table moved meanwhile, the
+change is built again on the newest state (`jobs/publish.py`).
+
+Why not a `stageOnly()` commit to the catalog: a snapshot added to the catalog's metadata
+without moving main still raises the table's last sequence number. A writer whose commit
+was built on the metadata before it then adds a snapshot whose sequence number is not
+above the last one, and a REST catalog refuses that with 400 Bad Request, which no client
+retries: measured on SeaweedFS's REST catalog 4.48 (pyiceberg's append failed), and what
+Iceberg's own server did before 1.11. Staged in memory, a change is invisible to writers
+until it is published by an ordinary compare-and-swap commit, which a writer's commit can
+only make fail with a retryable conflict, on either side.
+
+An operation icemaint builds is staged through Iceberg's `stageOnly()`; a Spark action
+(`rewriteManifests`) builds and commits its operation itself. Either way the commit the
+fence receives adds one snapshot (the action's also moves main to it); the fence keeps
+base plus that snapshot alone and refuses anything else. While the producer finishes
+(its clean-up looks for the snapshot it committed) the fenced table shows the staged
+metadata (`GatedOperations.show`).
 
 The claim (this run's epoch in the table's properties, which every older holder's commit
 and deletion is refused against) rides on the run's first commit: the fence adds it to the
@@ -44,7 +63,7 @@ from maintenance.lease.fence import (
 )
 from maintenance.spark.errors import connection_failure, is_java_exception, java_errors
 from maintenance.spark.java_helpers import new_helper
-from maintenance.spark.jvm import JavaObject, java_long, jvm
+from maintenance.spark.jvm import JavaObject, jvm
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -67,12 +86,15 @@ class FencedOperations:
         self.validator: Callable[[JavaObject], None] | None = None
         self.errors: list[IcemaintError] = []  # refusals and validation failures, newest last
         self.snapshot_ids: list[int] = []  # every id handed out, newest last
-        self.stage_only = False  # stage the snapshot a commit would make current (see the module docstring)
+        self.stage_only = False  # keep the commit's metadata in memory (see the module docstring)
+        self.staged: list[tuple[JavaObject, JavaObject]] = []  # (base, base + the one new snapshot), newest last
+        self.gated: JavaObject | None = None  # the GatedOperations in front of this gate (shows the staged metadata)
 
     def commit(self, base: JavaObject, metadata: JavaObject) -> None:
+        if self.stage_only:
+            self._stage(base, metadata)
+            return
         try:
-            if self.stage_only:
-                metadata = self._staged(base, metadata)
             metadata = self._claiming(base, metadata)
             self.fence.before_commit(
                 parse_epoch(base.properties().get(EPOCH_PROPERTY)) if base is not None else None,
@@ -104,14 +126,34 @@ class FencedOperations:
         claim.put(EPOCH_PROPERTY, epoch)
         return self.build_from(metadata).setProperties(claim).build()
 
+    def _stage(self, base: JavaObject, metadata: JavaObject) -> None:
+        """Keep `base` plus the one snapshot `metadata` adds, on no branch, instead of
+        committing: checked by the fence and the change's validator as a commit would be
+        (so a fenced holder does not even verify), and sent nowhere."""
+        try:
+            staged = self._staged(base, metadata)
+            self.fence.assert_table_token(parse_epoch(base.properties().get(EPOCH_PROPERTY)), "stage")
+            self.fence.assert_held("stage")
+            if self.validator is not None:
+                self.validator(base)
+        except IcemaintError as exc:
+            self.errors.append(exc)
+            raise
+        self.staged.append((base, staged))
+        if self.gated is not None:
+            self.gated.show(staged)
+
     def _staged(self, base: JavaObject, metadata: JavaObject) -> JavaObject:
-        """`base` plus the one snapshot `metadata` adds and makes current, on no branch."""
-        kinds = {str(change.getClass().getSimpleName()) for change in metadata.changes()}
-        new = metadata.currentSnapshot()
-        old = base.currentSnapshot() if base is not None else None
-        if base is None or new is None or (old is not None and old.snapshotId() == new.snapshotId()) or not kinds <= {"AddSnapshot", "SetSnapshotRef"}:
-            raise IcemaintError(f"cannot stage this commit: it changes {', '.join(sorted(kinds)) or 'nothing'}, not one new snapshot on main")
-        return self.build_from(base).addSnapshot(new).build()
+        """`base` plus the one snapshot `metadata` adds (a `stageOnly()` commit adds it alone,
+        an action's commit also moves main to it), on no branch."""
+        if base is None:
+            raise IcemaintError("cannot stage the creation of a table")
+        changes = list(metadata.changes())
+        kinds = {str(change.getClass().getSimpleName()) for change in changes}
+        added = [change.snapshot() for change in changes if str(change.getClass().getSimpleName()) == "AddSnapshot"]
+        if len(added) != 1 or not kinds <= {"AddSnapshot", "SetSnapshotRef"}:
+            raise IcemaintError(f"cannot stage this commit: it changes {', '.join(sorted(kinds)) or 'nothing'}, not one new snapshot")
+        return self.build_from(base).addSnapshot(added[0]).build()
 
     def current(self) -> JavaObject:
         return self.real.current()
@@ -149,6 +191,12 @@ class FencedOperations:
         return f"FencedOperations({self.real.toString()})"
 
 
+def _sequence_refused(exc: BaseException) -> bool:
+    """A REST catalog's 400 for a snapshot whose sequence number another commit took first
+    (Iceberg's server before 1.11, SeaweedFS's): the table moved, as with a 409."""
+    return is_java_exception(exc, "BadRequestException") and "sequence number" in str(exc)
+
+
 def _new_snapshot_summary(base: JavaObject, metadata: JavaObject) -> dict[str, str] | None:
     """The icemaint keys of the snapshot this commit makes current, if it makes one."""
     new = metadata.currentSnapshot()
@@ -163,10 +211,32 @@ def _new_snapshot_summary(base: JavaObject, metadata: JavaObject) -> dict[str, s
 
 @dataclass(frozen=True)
 class Staged:
-    """A snapshot committed with stageOnly(): in the metadata, on no branch."""
+    """A change staged in memory (see the module docstring): its snapshot, the metadata it
+    was built on (`base`), that metadata plus the snapshot (`metadata`), and a read-only
+    table over the latter (`view`: Iceberg's planning and readers see the snapshot, the
+    catalog does not)."""
 
     snapshot_id: int
     parent_id: int
+    snapshot: JavaObject
+    base: JavaObject
+    metadata: JavaObject
+    view: JavaObject
+
+    def snapshot_json(self, spark: SparkSession) -> str:
+        """The snapshot as Iceberg's table metadata writes it (for pyiceberg's view)."""
+        return str(jvm(spark).org.apache.iceberg.SnapshotParser.toJson(self.snapshot))
+
+    def written_metadata(self) -> list[str]:
+        """The files staging wrote that nothing references unless it is published: the
+        manifest list and the manifests the snapshot added (the others are its parent's)."""
+        manifests = self.snapshot.allManifests(self.view.io())
+        ours = []
+        for index in range(manifests.size()):
+            manifest = manifests.get(index)
+            if manifest.snapshotId() is not None and int(manifest.snapshotId()) == self.snapshot_id:
+                ours.append(str(manifest.path()))
+        return [str(self.snapshot.manifestListLocation()), *ours]
 
 
 class FencedTable:
@@ -190,6 +260,7 @@ class FencedTable:
         self.ops = FencedOperations(real_table.operations(), fence, jvm(spark).org.apache.iceberg.TableMetadata.buildFrom, jvm(spark).java.util.HashMap)
         # Only commits and snapshot ids cross into Python; the rest is answered in the JVM.
         gated = new_helper(spark, "GatedOperations").around(real_table.operations(), self.ops)
+        self.ops.gated = gated
         self.java = jvm(spark).org.apache.iceberg.BaseTable(gated, real_table.name())
         self.catalog = str(real_table.name()).split(".", 1)[0]
         self._claimed = False
@@ -244,68 +315,93 @@ class FencedTable:
             self.ops.validator = None
 
     def stage(self, operation: JavaObject, what: str, validate: Callable[[JavaObject], None] | None = None) -> Staged:
-        """Commit an operation as a staged snapshot (no branch moves); returns it and its parent."""
+        """Stage an operation in memory (see the module docstring)."""
+        return self._staging(lambda: self.stamp(operation).stageOnly().commit(), what, validate)
+
+    def _staging(self, commit: Callable[[], None], what: str, validate: Callable[[JavaObject], None] | None) -> Staged:
+        """Run `commit` with the fence keeping what it commits in memory; the one change it staged."""
         self._epoch_past_the_tables()
         self.ops.validator = validate
-        issued = len(self.ops.snapshot_ids)
+        self.ops.stage_only = True
+        staged_before = len(self.ops.staged)
         try:
             with self.commit_errors(f"{what} (staged)"):
-                self.stamp(operation).stageOnly().commit()
-                self._claimed_by_a_commit()
-                self.java.refresh()
+                commit()
         finally:
             self.ops.validator = None
-        return self._staged_since(issued, what)
+            self.ops.stage_only = False
+            if self.ops.gated is not None:
+                self.ops.gated.show(None)
+        if len(self.ops.staged) != staged_before + 1:
+            raise IcemaintError(f"{what}: staging made {len(self.ops.staged) - staged_before} snapshots, not one")
+        return self._staged_view(*self.ops.staged[-1])
 
-    def _staged_since(self, issued: int, what: str) -> Staged:
-        """The snapshot this run staged among the ids handed out since `issued`."""
-        for snapshot_id in reversed(self.ops.snapshot_ids[issued:]):  # the producer keeps one id across retries
-            snapshot = self.java.snapshot(java_long(self.spark, snapshot_id))
-            if snapshot is not None and snapshot.summary().get(SUMMARY_RUN_ID) == self.fence.run_id and snapshot.parentId() is not None:
-                return Staged(snapshot_id, int(snapshot.parentId()))
-        raise IcemaintError(f"{what}: the staged snapshot is not in the table's metadata after its commit")
+    def _staged_view(self, base: JavaObject, metadata: JavaObject) -> Staged:
+        """The `Staged` of metadata the fence kept: the snapshot `base` lacks, whose parent
+        must be base's current one (what verification compares it with)."""
+        snapshots = metadata.snapshots()
+        new = [snapshots.get(i) for i in range(snapshots.size()) if base.snapshot(snapshots.get(i).snapshotId()) is None]
+        current = base.currentSnapshot()
+        if len(new) != 1 or current is None or new[0].parentId() is None or int(new[0].parentId()) != int(current.snapshotId()):
+            raise IcemaintError("a staged change must add one snapshot on the table's current one")
+        view_ops = new_helper(self.spark, "GatedOperations").around(self.real.operations(), None).show(metadata)
+        view = jvm(self.spark).org.apache.iceberg.BaseTable(view_ops, self.real.name())
+        return Staged(int(new[0].snapshotId()), int(current.snapshotId()), new[0], base, metadata, view)
 
     def perform(self, action: Callable[[JavaObject], None], what: str, validate: Callable[[JavaObject], None] | None = None) -> int:
         """Run something that commits one snapshot by itself (a Spark action given this
         table), through the fence; returns the new current snapshot id."""
-        self._perform(action, what, stage=False, validate=validate)
+        self._perform(action, what, validate=validate)
         return int(self.java.currentSnapshot().snapshotId())
 
     def stage_performed(self, action: Callable[[JavaObject], None], what: str, validate: Callable[[JavaObject], None] | None = None) -> Staged:
-        """`perform`, with the commit staged by the fence (see the module docstring)."""
-        issued = self._perform(action, what, stage=True, validate=validate)
-        return self._staged_since(issued, what)
+        """`perform`, with the commit staged in memory by the fence (see the module docstring)."""
+        return self._staging(lambda: action(self.java), what, validate)
 
-    def _perform(self, action: Callable[[JavaObject], None], what: str, *, stage: bool, validate: Callable[[JavaObject], None] | None) -> int:
-        """Run the action with the fence set up; returns how many snapshot ids were issued before it."""
+    def _perform(self, action: Callable[[JavaObject], None], what: str, validate: Callable[[JavaObject], None] | None) -> None:
         self._epoch_past_the_tables()
         self.ops.validator = validate
-        self.ops.stage_only = stage
-        issued = len(self.ops.snapshot_ids)
         try:
-            with self.commit_errors(f"{what} (staged)" if stage else what):
+            with self.commit_errors(what):
                 action(self.java)
                 self._claimed_by_a_commit()
                 self.java.refresh()
         finally:
             self.ops.validator = None
-            self.ops.stage_only = False
-        return issued
 
-    def fast_forward(self, staged: Staged, what: str) -> bool:
-        """Make a staged snapshot current if the table is still at its parent (checked again
-        on every commit attempt by Iceberg's cherrypick); False if the table moved on."""
+    def publish_staged(self, staged: Staged, what: str, validate: Callable[[JavaObject], None] | None = None) -> bool:
+        """Commit a staged snapshot as it was verified, main moving to it, if main is still
+        at its parent: one compare-and-swap commit through the fence, built on the newest
+        metadata (the catalog refuses it if main moves meanwhile). False when the table moved
+        on: main is elsewhere, a commit landed first, or the newest metadata cannot take the
+        snapshot as it is (its sequence number or first row id was taken by another commit)."""
+        self._epoch_past_the_tables()
         self.java.refresh()
-        current = self.java.currentSnapshot()
+        newest = self.java.operations().current()
+        current = newest.currentSnapshot()
         if current is None or int(current.snapshotId()) != staged.parent_id:
             return False
+        self.ops.validator = validate
         try:
             with self.commit_errors(f"publish {what}"):
-                self.java.manageSnapshots().cherrypick(java_long(self.spark, staged.snapshot_id)).commit()
-        except ConflictError as exc:
-            if "fast-forward" in str(exc):
-                return False  # a commit landed between our check and the cherrypick
-            raise
+                try:
+                    metadata = self.ops.build_from(newest).setBranchSnapshot(staged.snapshot, "main").build()
+                except Exception as exc:
+                    if is_java_exception(exc, "ValidationException"):
+                        log.info("the newest metadata cannot take the staged snapshot as it is", reason=str(exc).splitlines()[0][:200])
+                        return False
+                    raise
+                try:
+                    self.java.operations().commit(newest, metadata)
+                except Exception as exc:
+                    if is_java_exception(exc, "CommitFailedException") or _sequence_refused(exc):
+                        log.info("a commit landed before the staged change was published")
+                        return False
+                    raise
+            self._claimed_by_a_commit()
+        finally:
+            self.ops.validator = None
+        self.java.refresh()
         return True
 
     def commit_metadata(self, change: Callable[[JavaObject], JavaObject], what: str, attempts: int = 4) -> None:

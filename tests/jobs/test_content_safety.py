@@ -245,10 +245,11 @@ def convert_dropping_one_files_positions(config: Config, ref: TableRef, monkeypa
 
 
 def test_a_staged_result_that_does_not_verify_is_never_published(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The run fails, says nothing was published, and the table's current snapshot is
-    exactly what it was."""
+    """The run fails, says nothing was published, and the table's metadata is exactly what
+    it was: the staged change never reached the catalog (no snapshot of the run, not even
+    one on no branch)."""
     ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=1500, commits=4, update_ratio=0.3)
-    before = load_table(config, ref).metadata.current_snapshot_id
+    before = load_table(config, ref)
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
 
     result = convert_dropping_one_files_positions(config, ref, monkeypatch)
@@ -256,40 +257,37 @@ def test_a_staged_result_that_does_not_verify_is_never_published(spark, config: 
     assert result.status == FAILED and result.content_verified is False
     assert "content changed" in (result.error or "") and "nothing was published" in (result.error or "")
     table = load_table(config, ref)
-    assert table.metadata.current_snapshot_id == before
+    assert table.metadata_location == before.metadata_location and table.metadata.current_snapshot_id == before.metadata.current_snapshot_id
     frozen.assert_same()
-    staged = [s for s in table.metadata.snapshots if s.summary is not None and s.summary["icemaint.run-id"] == result.run_id]
-    assert len(staged) == 1 and all(s.snapshot_id != before for s in staged)  # kept aside for the next expiry
+    assert not [s for s in table.metadata.snapshots if s.summary is not None and s.summary.get("icemaint.run-id") == result.run_id]
     retry = run(config, ref, "convert")
     assert retry.status == COMMITTED and retry.content_verified, retry.error
     frozen.assert_same()
 
 
-def test_a_staged_result_that_did_not_verify_goes_at_the_next_expiry(
+def test_a_staged_result_that_did_not_verify_leaves_its_metadata_nowhere(
     spark, config: Config, cdc_table: CdcFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The failed run's staged snapshot is referenced by no branch: the next EXPIRE removes it
-    and, as files only an expired snapshot referenced, everything it wrote (its manifest list,
-    manifests and position deletes): nothing of the run is left for orphan cleanup."""
+    """The failed run's staged snapshot was never committed: its manifest list and the
+    manifests it wrote are deleted at once (the metadata folder holds what it held before,
+    but the files of the commits that made the table); the position deletes it wrote stay in
+    its staging folder, and the next orphan cleanup takes them."""
     ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=600, commits=3, update_ratio=0.3)
+    table = load_table(config, ref)
+    metadata_folder = local(table.location()) / "metadata"
+    metadata_before = sorted(p.name for p in metadata_folder.iterdir())
     failed = convert_dropping_one_files_positions(config, ref, monkeypatch)
     assert failed.status == FAILED and failed.content_verified is False, failed.error
-    table = load_table(config, ref)
-    [staged] = [s for s in table.metadata.snapshots if s.summary is not None and s.summary["icemaint.run-id"] == failed.run_id]
-    parent = next(s for s in table.metadata.snapshots if s.snapshot_id == staged.parent_snapshot_id)
-    parents_manifests = {m.manifest_path for m in parent.manifests(table.io)}
-    own_manifests = [m for m in staged.manifests(table.io) if m.manifest_path not in parents_manifests]
-    written = [staged.manifest_list, *(m.manifest_path for m in own_manifests)]
-    written += [e.data_file.file_path for m in own_manifests for e in m.fetch_manifest_entry(table.io) if e.snapshot_id == staged.snapshot_id]
+    assert sorted(p.name for p in metadata_folder.iterdir()) == metadata_before
     staging = local(staging_folder(table.location(), "convert", failed.run_id))
-    assert len(written) >= 3 and all(local(p).exists() for p in written) and any(p.is_file() for p in staging.rglob("*"))
+    written = [p for p in staging.rglob("*") if p.is_file()]
+    assert written and load_table(config, ref).metadata_location == table.metadata_location
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
 
-    expired = run_job(config, ref, "expire", {"max_snapshot_age": 0, "min_snapshots_to_keep": 1}, verify=True)
+    cleaned = run_job(config, ref, "orphans", {"older_than": 0, "force": True}, verify=True)
 
-    assert expired.status == COMMITTED and expired.content_verified, expired.error
-    assert staged.snapshot_id not in {s.snapshot_id for s in load_table(config, ref).metadata.snapshots}
-    assert [p for p in written if local(p).exists()] == [] and not [p for p in staging.rglob("*") if p.is_file()]
+    assert cleaned.status == COMMITTED and cleaned.content_verified, cleaned.error
+    assert not [p for p in staging.rglob("*") if p.is_file()] and cleaned.counters["files_deleted"] >= len(written)
     assert missing_referenced_files(load_table(config, ref)) == []
     frozen.assert_same()
 

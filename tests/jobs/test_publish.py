@@ -18,13 +18,20 @@ from maintenance.spark.fenced_table import Staged
 from maintenance.spark.fingerprint import Fingerprint
 
 
+class ScriptedStaged(Staged):
+    """A staged change without a JVM: the files staging wrote are named after its id."""
+
+    def written_metadata(self) -> list[str]:
+        return [f"snap-{self.snapshot_id}.avro", f"manifest-{self.snapshot_id}.avro"]
+
+
 class ScriptedTable:
     """Answers `FencedTable`'s publishing calls from a script and records them."""
 
     java = "the java table"
 
-    def __init__(self, *, fast_forwards: bool = True) -> None:
-        self.fast_forwards = fast_forwards
+    def __init__(self, *, publishes: bool = True) -> None:
+        self.publishes = publishes
         self.calls: list[tuple[str, Any]] = []
         self.next_id = 100
 
@@ -38,11 +45,11 @@ class ScriptedTable:
 
     def stage(self, operation: Any, what: str, validate: Any = None) -> Staged:
         self.calls.append(("stage", operation))
-        return Staged(self._new_id(), 1)
+        return ScriptedStaged(self._new_id(), 1, None, None, None, None)
 
-    def fast_forward(self, staged: Staged, what: str) -> bool:
-        self.calls.append(("fast_forward", staged.snapshot_id))
-        return self.fast_forwards
+    def publish_staged(self, staged: Staged, what: str, validate: Any = None) -> bool:
+        self.calls.append(("publish_staged", staged.snapshot_id))
+        return self.publishes
 
 
 def evidence(before: str, after: str, rows: int = 10) -> Evidence:
@@ -62,27 +69,30 @@ def test_unverified_changes_are_committed_and_nothing_is_read() -> None:
     assert publisher.verification.verified is None
 
 
-def test_a_verified_change_is_made_current_by_fast_forward_only_when_the_content_is_the_same() -> None:
+def test_a_verified_change_is_made_current_as_staged_only_when_the_content_is_the_same() -> None:
     table = ScriptedTable()
     asked: list[tuple[Any, ...]] = []
+    discarded: list[list[str]] = []
 
-    def verifier(proof: str, parent: int, staged: int, removes: frozenset[str]) -> Evidence:
-        asked.append((proof, parent, staged, removes))
+    def verifier(proof: str, staged: Staged, removes: frozenset[str]) -> Evidence:
+        asked.append((proof, staged.parent_id, staged.snapshot_id, removes))
         return evidence("f1", "f1")
 
-    publisher = Publisher(table, verify=True, verifier=verifier)
+    publisher = Publisher(table, verify=True, verifier=verifier, discard=lambda paths: discarded.append(paths) or len(paths))
     assert publisher.publish(change()) == 101
-    assert table.calls == [("stage", "operation on the java table"), ("fast_forward", 101)]
-    assert asked == [("rows", 1, 101, frozenset())]
+    assert table.calls == [("stage", "operation on the java table"), ("publish_staged", 101)]
+    assert asked == [("rows", 1, 101, frozenset())] and discarded == []
     assert publisher.verification.verified is True and publisher.verification.counters() == {"verify_data_files": 3, "verify_bytes": 300, "verify_share": 0.25}
 
 
 def test_a_change_that_alters_content_is_never_made_current() -> None:
     table = ScriptedTable()
-    publisher = Publisher(table, verify=True, verifier=lambda *args: evidence("f1", "f2"))
+    discarded: list[list[str]] = []
+    publisher = Publisher(table, verify=True, verifier=lambda *args: evidence("f1", "f2"), discard=lambda paths: discarded.append(paths) or len(paths))
     with pytest.raises(ContentChangedError, match="nothing was published"):
         publisher.publish(change())
-    assert [call for call, _ in table.calls] == ["stage"]  # staged, then neither fast-forwarded nor committed
+    assert [call for call, _ in table.calls] == ["stage"]  # staged, then neither published nor committed
+    assert discarded == [["snap-101.avro", "manifest-101.avro"]]  # its metadata files, never committed, go
     assert publisher.verification.verified is False
     # A later change that keeps the content does not make the run verified again.
     Publisher(table, verify=True, verifier=lambda *args: evidence("f", "f"), verification=publisher.verification).publish(change())
@@ -90,7 +100,9 @@ def test_a_change_that_alters_content_is_never_made_current() -> None:
 
 
 def test_a_table_that_moved_while_verifying_gets_the_change_applied_again() -> None:
-    table = ScriptedTable(fast_forwards=False)
-    publisher = Publisher(table, verify=True, verifier=lambda *args: evidence("f1", "f1"))
+    table = ScriptedTable(publishes=False)
+    discarded: list[list[str]] = []
+    publisher = Publisher(table, verify=True, verifier=lambda *args: evidence("f1", "f1"), discard=lambda paths: discarded.append(paths) or len(paths))
     assert publisher.publish(change()) == 102
-    assert [call for call, _ in table.calls] == ["stage", "fast_forward", "commit"]
+    assert [call for call, _ in table.calls] == ["stage", "publish_staged", "commit"]
+    assert discarded == [["snap-101.avro", "manifest-101.avro"]]

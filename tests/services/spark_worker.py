@@ -147,3 +147,59 @@ def make_cdc_table(table: str, rows: int, commits: int, seed: int = 42) -> dict[
 
     result, _ = run_cdc_workload(_spark(), _state["config"], _ref(table), CdcOptions(rows=rows, commits=commits, seed=seed))
     return result.to_json()
+
+
+def publish_under_writer(table: str, job: str, moment: str, writer: str, seed: int) -> dict[str, Any]:
+    """Run a verified `job` on `table` in this process while a writer commits to the same
+    table when the job first reports `moment` (planning, groups written, staged, verifying,
+    verified): `writer` "cdc" commits a CDC batch through Iceberg's Java API (as a streaming
+    sink does), "stale" appends through a pyiceberg table loaded when the job started
+    planning (a writer whose base predates the job's staging). A writer's failure is
+    recorded, not raised. Returns the job's outcome, the writer's, and whether the table's
+    rows now equal the writer's model (cdc) or the rows Spark read right after the writer's
+    commit (stale), both checked EXCEPT ALL both ways."""
+    import traceback
+
+    from maintenance.catalogs import load_table
+    from maintenance.jobs.runner import run_job
+    from maintenance.workload.cdc import CdcOptions, run_cdc_workload
+    from tests.support.helpers import model_rows, spark_rows
+    from tests.support.matrix import row_file
+
+    spark, ref, config = _spark(), _ref(table), _state["config"]
+    seen: list[str] = []
+    state: dict[str, Any] = {}
+
+    def progress(stage: str, **counts: Any) -> None:
+        if stage not in seen:
+            seen.append(stage)
+        if writer == "stale" and "stale" not in state:
+            state["stale"] = load_table(config, ref)  # the writer's base: before the job stages anything
+        if stage != moment or "writer" in state:
+            return
+        state["writer"] = "started"
+        try:
+            if writer == "cdc":
+                written, model = run_cdc_workload(spark, config, ref, CdcOptions(rows=60, commits=1, update_ratio=0.5, delete_ratio=0.1, seed=seed))
+                state["expected"] = model_rows(model)
+                state["writer_snapshot"] = written.snapshot_id
+            else:
+                stale = state["stale"]
+                stale.append(row_file(stale, range(95_000_000 + seed * 10, 95_000_000 + seed * 10 + 3), 1))
+                state["writer_snapshot"] = load_table(config, ref).metadata.current_snapshot_id
+                state["expected"] = spark_rows(spark, ref)
+            state["writer"] = "committed"
+        except Exception as exc:  # noqa: BLE001 (the writer's failure is the finding)
+            state["writer"] = f"failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}"
+            state["writer_trace"] = traceback.format_exc()[-2000:]
+
+    outcome = run_job(config, ref, job, {}, verify=True, progress=progress)
+    current = load_table(config, ref)
+    lineage, snapshot = [], current.current_snapshot()
+    while snapshot is not None:
+        lineage.append(snapshot.snapshot_id)
+        snapshot = current.snapshot_by_id(snapshot.parent_snapshot_id) if snapshot.parent_snapshot_id is not None else None
+    rows = spark_rows(spark, ref)
+    return {"status": outcome.status, "verified": outcome.content_verified, "error": outcome.error, "snapshot_id": outcome.snapshot_id,
+            "stages": seen, "writer": state.get("writer", "never ran"), "writer_trace": state.get("writer_trace"),
+            "writer_snapshot": state.get("writer_snapshot"), "lineage": lineage, "same_as_writers_model": rows == state.get("expected")}

@@ -10,7 +10,9 @@ import org.apache.iceberg.io.LocationProvider;
  * A table's operations with its commits gated: `commit` and `newSnapshotId` go to the gate
  * (icemaint's fence, a Python object behind Py4J), everything else to the catalog's own
  * operations directly. Without a gate, commits are refused: a table that only reads and
- * writes files (a rewrite's, whose files are read through another FileIO: `through`).
+ * writes files (a rewrite's, whose files are read through another FileIO: `through`), or
+ * a view of metadata that was never committed (`show`: a staged change, verified before
+ * anything reaches the catalog).
  *
  * Why this exists: Iceberg asks its operations for `io()`, `current()`, `encryption()` and
  * metadata locations once per manifest it reads or writes, often from its worker threads at
@@ -23,6 +25,7 @@ public class GatedOperations implements TableOperations {
   private TableOperations real;
   private TableOperations gate;
   private FileIO io;
+  private volatile TableMetadata shown;
 
   /** Sets the catalog's operations and the gate (null: commits are refused); returns this. */
   public GatedOperations around(TableOperations real, TableOperations gate) {
@@ -37,12 +40,24 @@ public class GatedOperations implements TableOperations {
     return this;
   }
 
+  /**
+   * While `metadata` is not null, `current` and `refresh` answer with it instead of the
+   * catalog's (a staged change's metadata, which no catalog holds); null: the catalog's
+   * again. Returns this.
+   */
+  public GatedOperations show(TableMetadata metadata) {
+    this.shown = metadata;
+    return this;
+  }
+
   public TableMetadata current() {
-    return real.current();
+    TableMetadata fixed = shown;
+    return fixed != null ? fixed : real.current();
   }
 
   public TableMetadata refresh() {
-    return real.refresh();
+    TableMetadata fixed = shown;
+    return fixed != null ? fixed : real.refresh();
   }
 
   public void commit(TableMetadata base, TableMetadata metadata) {
