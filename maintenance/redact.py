@@ -80,3 +80,19 @@ def redact_mapping(values: Mapping[str, Any]) -> dict[str, Any]:
         else:
             out[key] = value
     return out
+
+
+def holds_secret(key: str, value: str) -> bool:
+    """Whether a setting carries a secret: by its key's name, or a remembered secret (or a
+    URL password) in its value."""
+    if is_secret_key(key.rsplit(".", 1)[-1]) or is_secret_key(key):
+        return True
+    if url_password(value) is not None:
+        return True
+    with _secrets_lock:
+        return any(secret in value for secret in _secrets)
+
+
+def is_remembered_secret(value: str) -> bool:
+    with _secrets_lock:
+        return value in _secrets

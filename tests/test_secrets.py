@@ -9,9 +9,11 @@ its health, a plan, a verified job and a dry run, with logging at debug on stder
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -59,6 +61,71 @@ def run(config_path: Path, home: Path, *args: str) -> subprocess.CompletedProces
     env.pop("ICEMAINT_CONFIG", None)
     return subprocess.run([sys.executable, "-m", "maintenance", "--config", str(config_path), *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=600)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (its JVM, the JVM's children), from /proc's parent links."""
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
+    found, pending = [], [pid]
+    while pending:
+        for child in children.get(pending.pop(), []):
+            found.append(child)
+            pending.append(child)
+    return found
+
+
+@pytest.mark.slow  # a Spark job through the CLI: make test-integration runs it
+def test_no_secret_in_any_process_command_line_or_environment_during_a_job(tmp_path: Path, state_url: str) -> None:
+    """A verified MERGE as a user runs it (Spark's JVM started, catalog, S3 and JDBC secrets
+    in the config): /proc/*/cmdline of the whole process tree, and the environment of every
+    process below the CLI, polled while it runs, hold none of them."""
+    config_path = tmp_path / "icemaint.yaml"
+    config_path.write_text(yaml.safe_dump(secret_config(tmp_path, state_url)))
+    made = run(config_path, tmp_path, "workload", "cdc", "demo.orders", "--rows", "400", "--commits", "3", "--json")
+    assert made.returncode == 0, made.stderr[-2000:]
+    env = {**os.environ, **SECRETS, "ICEMAINT_HOME": str(tmp_path)}
+    env.pop("ICEMAINT_CONFIG", None)
+    proc = subprocess.Popen([sys.executable, "-m", "maintenance", "--config", str(config_path), "merge", "demo.orders", "--json"], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        seen_jvm = False
+        found: set[str] = set()
+        while proc.poll() is None:
+            below = descendants(proc.pid)
+            seen_jvm = seen_jvm or any(b"java" in (Path("/proc") / str(p) / "cmdline").read_bytes() for p in below if (Path("/proc") / str(p)).exists())
+            found.update(secrets_in_process_listings_once(proc.pid, below))
+            time.sleep(0.2)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    assert seen_jvm, "the job's JVM was never seen: the scan proved nothing"
+    assert sorted(found) == [], sorted(found)
+
+
+def secrets_in_process_listings_once(pid: int, below: list[int]) -> set[str]:
+    """Any secret in the command line of `pid` or a process below it, and any secret the
+    configuration reads (`${VAR}`) in the environment of a process below it. (`pid`'s own
+    environment is what the caller gave it; a variable the configuration never names is the
+    user's environment, which the JVM may need, e.g. for AWS's default credentials chain.)"""
+    text_of_config = json.dumps(secret_config(Path("/"), "postgresql://x:${STATEPW}@h/d"))
+    configured = {name: value for name, value in SECRETS.items() if f"${{{name}}}" in text_of_config}
+    found: set[str] = set()
+    for process in [pid, *below]:
+        for name, secrets in [("cmdline", SECRETS), *([] if process == pid else [("environ", configured)])]:
+            try:
+                text = (Path("/proc") / str(process) / name).read_bytes().decode(errors="replace")
+            except OSError:
+                continue
+            found.update(f"{secret} in /proc/{process}/{name}" for secret, value in secrets.items() if value in text)
+    return found
 
 
 def assert_no_secret(proc: subprocess.CompletedProcess[str], home: Path) -> None:

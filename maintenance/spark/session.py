@@ -20,7 +20,7 @@ import structlog
 from maintenance import interrupts
 from maintenance.config import CatalogConfig, Config
 from maintenance.errors import ConfigError, UsageError
-from maintenance.redact import redact_mapping
+from maintenance.redact import holds_secret, is_remembered_secret, redact_mapping
 from maintenance.spark import py4j_lookups
 from maintenance.spark.jars import S3A, SPARK, SPARK_RUNTIME, jar, jars_for
 from maintenance.spark.java_helpers import new_helper
@@ -291,14 +291,63 @@ def _start(config: Config) -> SparkSession:
         # A local driver binds to loopback instead of guessing a public interface.
         os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
     log.debug("py4j lookups kept", kept=py4j_lookups.install())  # `spark/py4j_lookups.py`: each name resolved once per JVM
+    at_start, after_start = split_secrets(conf)
     builder = SparkSession.builder
-    for key, value in conf.items():
+    for key, value in at_start.items():
         builder = builder.config(key, value)
-    session = builder.getOrCreate()
+    with _environment_without_secrets():
+        session = builder.getOrCreate()
+    _apply_secrets(session, after_start)
     interrupts.reinstall()  # PySpark's SIGINT handler calls the JVM from inside the handler
     _local_disks_without_forks(session)
     _prompt_delete_loads(session)
     return session
+
+
+def split_secrets(conf: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """The settings Spark starts with, and the secret ones it gets once it runs.
+
+    PySpark starts its JVM with every setting as a `--conf` argument of `spark-submit`, which
+    any user of the machine can read in the process list for as long as the JVM lives. So a
+    setting that carries a secret (by its key's name or a secret value: credentials,
+    passwords, S3 keys) and that Spark reads only after it started is held back: a catalog's
+    (`spark.sql.catalog.*`: Spark builds a catalog when it is first used, from the session's
+    SQL settings, which `_apply_secrets` sets before any) and Hadoop's (`spark.hadoop.*`:
+    set in the driver's Hadoop configuration, which file reads and Iceberg's FileIO, on the
+    driver and serialised to executors, copy). Any other secret setting cannot wait and
+    stays at start: a warning names its key."""
+    at_start, after_start = {}, {}
+    for key, value in conf.items():
+        if not holds_secret(key, value):
+            at_start[key] = value
+        elif key.startswith(("spark.sql.catalog.", "spark.hadoop.")):
+            after_start[key] = value
+        else:
+            log.warning("a Spark setting holding a secret must be set at start: it is visible in the JVM's command line", key=key)
+            at_start[key] = value
+    return at_start, after_start
+
+
+def _apply_secrets(session: SparkSession, settings: Mapping[str, str]) -> None:
+    hadoop = session._jsc.hadoopConfiguration()  # type: ignore[attr-defined]
+    for key, value in settings.items():
+        if key.startswith("spark.hadoop."):
+            hadoop.set(key.removeprefix("spark.hadoop."), value)
+        else:
+            session.conf.set(key, value)
+
+
+@contextmanager
+def _environment_without_secrets() -> Iterator[None]:
+    """The JVM inherits this process's environment (its `/proc/PID/environ`): variables whose
+    value is a secret the configuration read through `${VAR}` are left out of it."""
+    hidden = {name: value for name, value in os.environ.items() if is_remembered_secret(value)}
+    for name in hidden:
+        del os.environ[name]
+    try:
+        yield
+    finally:
+        os.environ.update(hidden)
 
 
 def _prompt_delete_loads(session: SparkSession) -> None:
