@@ -1,10 +1,13 @@
 """Listing everything under a table location, with modification times, without the JVM.
 
 The listing goes through the file system pyiceberg built from the catalog's properties
-(local, S3, GCS, HDFS, ...), one bulk call per folder: tens of thousands of files list in
-well under a second where a Hadoop iterator over Py4J would take a round trip per file,
-and a location of tens of millions of files streams folder by folder (`walk_location`).
-Each file comes back spelled `scheme://authority/path` (`file:///x` for local files).
+(local, GCS, HDFS, ...), one bulk call per folder: tens of thousands of files list in well
+under a second where a Hadoop iterator over Py4J would take a round trip per file, and a
+location of tens of millions of files streams folder by folder (`walk_location`). On S3 it
+is one flat prefix listing instead (S3 has no folders: a delimiter listing per "folder"
+costs a request per partition and per level, the flat one a request per 1,000 keys,
+whatever the layout), streamed a page at a time. Each file comes back spelled
+`scheme://authority/path` (`file:///x` for local files).
 """
 
 from __future__ import annotations
@@ -36,13 +39,14 @@ def list_location(io: FileIO, location: str, folders: list[str] | None = None) -
 
 
 def walk_location(io: FileIO, location: str, folders: list[str] | None = None) -> Iterator[list[ListedFile]]:
-    """The files below `location`, one folder at a time (each batch is one folder's files,
-    sorted by name; folders depth first, in name order). Memory is bounded by the largest
-    folder and the folders still to visit, never by the whole listing: a table location
-    with tens of millions of files walks in the memory of one partition's folder.
+    """The files below `location`, a batch at a time, each batch sorted by name. Memory is
+    bounded by one batch and the folders still to visit, never by the whole listing: a
+    table location with tens of millions of files walks in the memory of one partition.
 
-    Each folder is one non-recursive listing: a delimiter listing on an object store
-    (1,000 keys a request, as a flat listing), a `readdir` on a local or HDFS disk."""
+    On S3 a batch is one page of a flat prefix listing (up to 1,000 keys, in key order; S3
+    has no folders, so `folders` gets none). Elsewhere a batch is one folder's files, from
+    one non-recursive listing (a `readdir` on a local or HDFS disk), folders depth first in
+    name order."""
     from pyarrow.fs import FileSelector, FileType
 
     parse = getattr(io, "parse_location", None)
@@ -50,10 +54,13 @@ def walk_location(io: FileIO, location: str, folders: list[str] | None = None) -
     if parse is None or fs_by_scheme is None:
         raise UsageError(f"cannot list {location}: the catalog's FileIO ({type(io).__name__}) is not pyiceberg's PyArrowFileIO")
     scheme, netloc, root = parse(location, getattr(io, "properties", {}))
-    fs = fs_by_scheme(scheme, netloc)
     root = root.rstrip("/")
     prefix = _qualifier(scheme, netloc, root)
     inside = root + "/"
+    if scheme in S3_SCHEMES:
+        yield from _walk_s3(getattr(io, "properties", {}), netloc, inside[len(netloc) + 1 :], prefix, location)
+        return
+    fs = fs_by_scheme(scheme, netloc)
     pending = [root]
     while pending:
         folder = pending.pop()
@@ -76,6 +83,42 @@ def walk_location(io: FileIO, location: str, folders: list[str] | None = None) -
         if files:
             files.sort(key=lambda f: f.relative)
             yield files
+
+
+S3_SCHEMES = ("s3", "s3a", "s3n")
+
+
+def _walk_s3(properties: dict[str, str], bucket: str, key_prefix: str, qualifier: str, location: str) -> Iterator[list[ListedFile]]:
+    """One ListObjectsV2 stream under the location's key prefix (ends with '/'), a page a
+    batch. Keys ending in '/' are folder markers some tools write, not files."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from maintenance.table.s3_client import s3_client
+
+    pages = s3_client(properties).get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key_prefix)
+    try:
+        for page in pages:
+            files = []
+            for entry in page.get("Contents", ()):
+                key = entry["Key"]
+                if not key.startswith(key_prefix):
+                    raise UsageError(f"listing {location} returned s3://{bucket}/{key}, outside it; nothing deleted")
+                if key.endswith("/"):
+                    continue
+                relative = key[len(key_prefix) :]
+                mtime = entry.get("LastModified")
+                mtime_ms = int(mtime.timestamp() * 1000) if mtime is not None else UNKNOWN_MTIME_MS
+                files.append(ListedFile(f"{qualifier}/{relative}", relative, mtime_ms, int(entry.get("Size", 0))))
+            if files:
+                files.sort(key=lambda f: f.relative)
+                yield files
+    except ClientError as exc:  # the code only: the message may echo the request
+        code = exc.response.get("Error", {}).get("Code", "unknown error")
+        if code == "NoSuchBucket":
+            raise OSError(f"cannot list {location}: no bucket {bucket}") from None
+        raise OSError(f"cannot list {location}: {code}") from None
+    except BotoCoreError as exc:
+        raise OSError(f"cannot list {location}: {type(exc).__name__}") from None
 
 
 def _qualifier(scheme: str, netloc: str, root: str) -> str:

@@ -24,7 +24,7 @@ from maintenance.catalogs import TableRef, get_catalog, load_table
 from maintenance.config import Config, parse_config
 from maintenance.jobs.outcome import COMMITTED, PLANNED
 from maintenance.jobs.runner import run_job
-from maintenance.table import bulk_delete
+from maintenance.table.s3_client import s3_client
 from maintenance.workload.fleet import FleetOptions, make_fleet
 from tests.services.s3 import S3Server, pyiceberg_s3_properties, start_s3
 
@@ -78,7 +78,7 @@ def test_orphans_on_s3_go_a_thousand_keys_a_request(s3: S3Server, s3_config: Con
     live = keys(s3, prefix)
     planted = plant(s3, prefix, 2_400)
     requests: list[int] = []
-    client = bulk_delete._client(load_table(s3_config, ref).io.properties)
+    client = s3_client(load_table(s3_config, ref).io.properties)
     client.meta.events.register("before-call.s3.DeleteObjects", lambda **_: requests.append(1))
     time.sleep(1.5)
 
