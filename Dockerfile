@@ -1,11 +1,10 @@
 # icemaint as a container. The image runs the same system step as `make setup`
 # (scripts/setup-system.sh), so CI exercises the install path the image uses.
 # Layers go from what changes least to what changes most: system packages, the Python
-# dependencies (from pyproject.toml alone), the optional S3 jars, and only then the code,
-# so a code change rebuilds one small layer. tests/test_deploy.py checks this file's rules.
+# dependencies (from pyproject.toml alone), the pinned jars, and only then the code, so a
+# code change rebuilds one small layer. tests/test_deploy.py checks this file's rules.
 #
 #   docker build -t icemaint .
-#   docker build -t icemaint --build-arg WITH_S3_JARS=true .   # + hadoop-aws and the AWS SDK bundle
 FROM python:3.11-slim-bookworm
 
 ENV PIP_NO_CACHE_DIR=1 \
@@ -28,17 +27,15 @@ RUN python -c "import tomllib; print('\n'.join(tomllib.load(open('/tmp/pyproject
     && pip install -r /tmp/requirements.txt \
     && rm /tmp/requirements.txt /tmp/pyproject.toml
 
-# Optional: hadoop-aws and the AWS SDK (v1) bundle, for Spark's s3a:// (scripts/s3-jars.sh,
-# about 180 MB downloaded once). icemaint itself does not look for them (only the tests do,
-# under .venv/share/icemaint-jars): they are moved to /opt/icemaint/jars, and a config that
-# wants them lists them in `spark.jars` (deploy/kubernetes/configmap.yaml does), so the
-# driver also ships them to the executors.
-ARG WITH_S3_JARS=false
-COPY scripts/s3-jars.sh scripts/s3-jars.sh
-RUN if [ "$WITH_S3_JARS" = "true" ]; then \
-        bash scripts/s3-jars.sh python \
-        && mkdir -p jars && mv .venv/share/icemaint-jars/*.jar jars/ && rm -rf .venv; \
-    fi
+# Apache Iceberg's Spark runtime and AWS bundle (S3FileIO), and hadoop-aws with its AWS SDK
+# bundle (s3a), from Maven Central, each checked against the SHA-256 pinned in
+# maintenance/spark/jars.py: only a change of that file downloads them again. icemaint finds
+# them in $ICEMAINT_JARS and adds them to every Spark session (the driver ships them to the
+# executors), so a config needs no `spark.jars` for S3.
+ENV ICEMAINT_JARS=/opt/icemaint/jars
+COPY maintenance/__init__.py maintenance/errors.py /tmp/fetch/maintenance/
+COPY maintenance/spark/__init__.py maintenance/spark/jars.py /tmp/fetch/maintenance/spark/
+RUN cd /tmp/fetch && python -m maintenance.spark.jars fetch --for spark,s3a && rm -rf /tmp/fetch
 
 # The code, installed as a regular (non-editable) package: migrations/ and policies/ are
 # packaged inside it (pyproject.toml), so the source folder is removed afterwards.

@@ -467,10 +467,11 @@ def dockerfile_problems(text: str) -> list[str]:
     entrypoint = [json.loads(args) for kind, args in steps if kind == "ENTRYPOINT"]
     if not entrypoint or entrypoint[-1][:2] != ["/usr/bin/tini", "--"]:
         problems.append("tini must be PID 1: ENTRYPOINT [\"/usr/bin/tini\", \"--\", ...]")
-    args = {a.split("=")[0] for kind, a in steps if kind == "ARG"}
-    jars = [a for kind, a in steps if kind == "RUN" and "s3-jars.sh" in a]
-    if not jars or not any(re.search(rf"if \[ \"?\${{?{name}\b", jars[0]) for name in args):
-        problems.append("scripts/s3-jars.sh must run only when a build ARG asks for it")
+    fetches = [i for i, (kind, a) in index.items() if kind == "RUN" and "maintenance.spark.jars fetch" in a]
+    jars_env = any(kind == "ENV" and re.search(r"(^|\s)ICEMAINT_JARS=", a) for kind, a in steps)
+    package = next((i for i, (kind, a) in index.items() if kind == "COPY" and re.match(r"maintenance\s", a)), None)
+    if not fetches or not jars_env or package is None or fetches[0] > package:
+        problems.append("the pinned jars must be fetched (maintenance.spark.jars fetch) into $ICEMAINT_JARS before the code is copied")
     health = [a for kind, a in steps if kind == "HEALTHCHECK"]
     if not health or "9464" in health[-1] or "/livez" not in health[-1] or "metrics_port" not in health[-1]:
         problems.append("HEALTHCHECK must probe /livez on the configured daemon.metrics_port (not a hard-coded 9464)")
@@ -493,7 +494,8 @@ def test_the_dockerfile_keeps_its_rules() -> None:
         ("pip install -r /tmp/requirements.txt", "true", "dependencies must be installed"),
         ("pip install --no-deps ./src", "pip install --no-deps -e ./src", "not be installed editable"),
         ('ENTRYPOINT ["/usr/bin/tini", "--", "icemaint"]', 'ENTRYPOINT ["icemaint"]', "tini must be PID 1"),
-        ('if [ "$WITH_S3_JARS" = "true" ]; then', "if true; then", "build ARG"),
+        ("python -m maintenance.spark.jars fetch --for spark,s3a", "true", "pinned jars"),
+        ("ENV ICEMAINT_JARS=/opt/icemaint/jars", "ENV JARS=/opt/icemaint/jars", "pinned jars"),
         ("{d.metrics_port}/livez", "9464/livez", "HEALTHCHECK"),
         ("/livez'", "/healthz'", "HEALTHCHECK"),
         ("USER 10001:10001", "USER root", "non-root"),
