@@ -15,10 +15,11 @@ table, policies, run history, ranking; SQL catalog on SQLite, the local disk):
   the first, which reads 8 tables of the catalog at once (`schedule/overlap.py`);
 and the process's peak RSS (it holds the kept evaluations of every table).
 
-With `--s3-latency-ms`, the fleet lives on S3 instead: a moto server of its own, generated through it directly, then measured through a
-proxy that adds that delay to every request (`benchmarks/latency_proxy.py`), as an object
+With `--s3-latency-ms`, the fleet lives on S3 instead: a SeaweedFS of its own
+(`maintenance/workload/seaweedfs.py`), generated through it directly, then measured through
+a proxy that adds that delay to every request (`benchmarks/latency_proxy.py`), as an object
 store far away does; the catalog stays a SQL catalog on SQLite (its one query lists every
-metadata location). moto keeps objects in memory, so the fleet is generated each time.
+metadata location). The store is started afresh, so the fleet is generated each time.
 
 Then daemons sharing the fleet (`maintenance/schedule/share.py`) on PostgreSQL state (a
 database of its own, `--postgres`, made afresh): one evaluating process alone, then two at
@@ -143,13 +144,17 @@ def measure() -> dict:
 
 
 def on_s3(args: argparse.Namespace) -> dict:
-    """The fleet on a moto S3 server, generated directly, measured behind the latency proxy."""
+    """The fleet on SeaweedFS's S3, generated directly, measured behind the latency proxy."""
     from concurrent.futures import ThreadPoolExecutor
 
     import yaml
 
+    from maintenance.workload import seaweedfs
+
     folder = Path(args.home or tempfile.mkdtemp(prefix="icemaint-bench-fleet-s3-"))
-    moto, endpoint = _moto(folder)
+    store = seaweedfs.start(folder / "seaweedfs", buckets=("fleet",))
+    endpoint = store.endpoint
+    properties = {key: value for key, value in store.s3_properties().items() if key != "s3.endpoint"}
     proxy = None
     try:
         proxy = subprocess.Popen([sys.executable, str(Path(__file__).with_name("latency_proxy.py")), "--target", endpoint.removeprefix("http://"),
@@ -160,7 +165,7 @@ def on_s3(args: argparse.Namespace) -> dict:
         def config_file(name: str, endpoint: str) -> Path:
             path = folder / f"{name}.yaml"
             catalog = {"type": "sql", "uri": f"sqlite:///{folder / 'catalog.db'}", "warehouse": "s3://fleet/warehouse",
-                       "pyiceberg": {**S3_PROPERTIES, "s3.endpoint": endpoint}}
+                       "pyiceberg": {**properties, "s3.endpoint": endpoint}}
             path.write_text(yaml.safe_dump({"home": str(folder), "catalogs": {"local": catalog}}))
             return path
 
@@ -181,42 +186,11 @@ def on_s3(args: argparse.Namespace) -> dict:
         os.environ["ICEMAINT_CONFIG"] = str(far)
         out = subprocess.run([sys.executable, __file__, "--measure"], capture_output=True, text=True, env=os.environ, check=True)
         return {**json.loads(out.stdout.strip().splitlines()[-1]), "generate_s": generate_s, "tables_created": sum(m.tables_created for m in made),
-                "latency_ms": args.s3_latency_ms, "generate_workers": workers, "store": "s3 (moto) behind a latency proxy"}
+                "latency_ms": args.s3_latency_ms, "generate_workers": workers, "store": "SeaweedFS S3 behind a latency proxy"}
     finally:
         if proxy is not None:
             proxy.kill()
-        moto.kill()
-        moto.wait()
-
-
-S3_PROPERTIES = {"s3.access-key-id": "bench", "s3.secret-access-key": "bench", "s3.region": "us-east-1", "s3.force-virtual-addressing": "false"}
-
-
-def _moto(folder: Path) -> tuple[subprocess.Popen[bytes], str]:
-    """A moto S3 server of the benchmark's own (its log in `folder`), with the bucket `fleet`."""
-    import shutil
-    import socket
-
-    import boto3
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    executable = shutil.which("moto_server", path=str(Path(sys.executable).parent)) or "moto_server"
-    folder.mkdir(parents=True, exist_ok=True)
-    moto = subprocess.Popen([executable, "-H", "127.0.0.1", "-p", str(port)], stdout=(folder / "moto.log").open("wb"), stderr=subprocess.STDOUT)
-    endpoint = f"http://127.0.0.1:{port}"
-    client = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id="bench", aws_secret_access_key="bench", region_name="us-east-1")
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            client.create_bucket(Bucket="fleet")
-            return moto, endpoint
-        except Exception:  # noqa: BLE001 (not listening yet)
-            if time.monotonic() > deadline or moto.poll() is not None:
-                moto.kill()
-                raise SystemExit(f"moto_server did not start (log: {folder / 'moto.log'})") from None
-            time.sleep(0.2)
+        store.stop()
 
 
 def shared(url: str) -> dict:

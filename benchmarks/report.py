@@ -44,6 +44,7 @@ FULL = {
     "ui": ["--tables", "1000", "--repeat", "20", "--table-runs", "100"],
     "fleet": ["--tables", "10000"],
     "fleet_s3": ["--tables", "2000", "--s3-latency-ms", "20"],
+    "object_store": ["--rows", "200000", "--commits", "40", "--partitions", "8", "--latencies", "0,5,20", "--fleet", "100"],
     "under_writers_v2": ["--minutes", "10", "--format-version", "2", "--rows", "200000", "--commits", "20", "--partitions", "64"],
     "under_writers_v3": ["--minutes", "10", "--format-version", "3", "--rows", "200000", "--commits", "20", "--partitions", "64"],
     "under_writers_hot_off": ["--minutes", "10", "--format-version", "2", "--rows", "200000", "--commits", "20", "--partitions", "64", "--hot-partitions", "8"],
@@ -73,6 +74,7 @@ QUICK = {
     "ui": ["--tables", "200", "--repeat", "3", "--table-runs", "30"],
     "fleet": ["--tables", "50"],
     "fleet_s3": ["--tables", "30", "--s3-latency-ms", "20"],
+    "object_store": ["--rows", "6000", "--commits", "4", "--partitions", "2", "--latencies", "0,20", "--fleet", "5"],
     "under_writers_v2": ["--minutes", "1", "--format-version", "2", "--rows", "10000", "--commits", "4", "--partitions", "8"],
     "under_writers_v3": ["--minutes", "1", "--format-version", "3", "--rows", "10000", "--commits", "4", "--partitions", "8"],
     "under_writers_hot_off": ["--minutes", "1", "--format-version", "2", "--rows", "10000", "--commits", "4", "--partitions", "8", "--hot-partitions", "2"],
@@ -211,6 +213,7 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     lines += ui_section(results["ui"], plan["ui"])
     lines += fleet_section(results["fleet"], plan["fleet"])
     lines += fleet_s3_section(results["fleet_s3"], plan["fleet_s3"])
+    lines += object_store_section(results["object_store"], plan["object_store"])
     lines += under_writers_section([results[k] for k in ("under_writers_v2", "under_writers_v3")], plan["under_writers_v2"])
     lines += hot_partitions_section([results[k] for k in ("under_writers_hot_off", "under_writers_hot_v2", "under_writers_hot_v3")],
                                     plan["under_writers_hot_v2"])
@@ -370,7 +373,7 @@ def fleet_s3_section(f: dict, options: list[str]) -> list[str]:
     """The fleet on an object store far away: every request costs the latency."""
     return section(
         "fleet on S3 with latency",
-        f"{f['tables']:,} tables made by the same generator (with {f.get('generate_workers', 4)} threads, in {f['generate_s']:.0f} s) on an S3 server (moto, "
+        f"{f['tables']:,} tables made by the same generator (with {f.get('generate_workers', 4)} threads, in {f['generate_s']:.0f} s) on an S3 server (SeaweedFS, "
         f"started by the benchmark), then evaluated through a proxy that adds {f['latency_ms']:g} ms to every request "
         f"(`benchmarks/latency_proxy.py`; `benchmarks/fleet.py {' '.join(options)}`). The catalog is a SQL catalog on SQLite, so a warm cycle "
         "learns every table's metadata location in one query. Cold, warm (1% changed) and the cold check as in the section above; the cold cycle "
@@ -382,6 +385,41 @@ def fleet_s3_section(f: dict, options: list[str]) -> list[str]:
           f"same decisions: {f['serial_same_decisions']}"],
          ["peak RSS of the process", f"{f['peak_rss_mib']:.0f} MiB; JVM started: {f['jvm_started']}"]],
     )
+
+
+S3_KINDS = ("GET", "HEAD", "LIST", "PUT", "POST", "DELETE")
+
+
+def object_store_section(o: dict, options: list[str]) -> list[str]:
+    """Each job on SeaweedFS behind the latency proxy against the same table on local disk:
+    seconds, and the S3 and catalog requests the proxy counted."""
+    contenders = o["contenders"]
+    local = next(c for c in contenders if c["latency_ms"] is None)
+    remote = [c for c in contenders if c["latency_ms"] is not None]
+    header = ["job", "local disk s", *(f"{c['latency_ms']:g} ms: s" for c in remote), "S3 requests (" + " / ".join(S3_KINDS) + ")", "catalog requests"]
+    rows = []
+    for index, job in enumerate(local["jobs"]):
+        reference = remote[0]["jobs"][index] if remote else job
+        kinds = " / ".join(str(reference["s3"].get(kind, 0)) for kind in S3_KINDS)
+        rows.append([job["job"].upper(), f"{job['seconds']:.1f}", *(f"{c['jobs'][index]['seconds']:.1f}" for c in remote), kinds,
+                     str(reference["catalog"])])
+    lines = section(
+        "On an object store, with latency",
+        f"A CDC table of {o['rows']:,} change events in {o['commits']} commits and {o['partitions']} partitions, generated identically for each "
+        "contender (`workload cdc`, one seed), then the same sequence of jobs, each a CLI process as cron runs it, verified: on the embedded "
+        "default's SQL catalog on local disk, and on SeaweedFS's Iceberg REST catalog and S3 (Iceberg's S3FileIO in Spark, pyarrow in "
+        "pyiceberg), both behind `benchmarks/latency_proxy.py`, which delays each request by the latency and counts it "
+        f"(`benchmarks/object_store.py {' '.join(options)}`). Requests are those of the first latency; they do not depend on it.",
+        header, rows)
+    warm = o.get("warm_cycle")
+    if warm:
+        cold_s3, warm_s3 = sum(warm["cold"]["s3"].values()), sum(warm["warm"]["s3"].values())
+        lines += ["", f"A daemon over {warm['tables']} unchanged tables in the same REST catalog (a policy that never fires): its first cycle made "
+                  f"{cold_s3:,} S3 requests ({', '.join(f'{k} {v}' for k, v in sorted(warm['cold']['s3'].items()))}) and "
+                  f"{sum(warm['cold']['catalog'].values()):,} catalog requests; its second, warm, {warm_s3:,} S3 requests "
+                  f"({', '.join(f'{k} {v}' for k, v in sorted(warm['warm']['s3'].items())) or 'none'}) and "
+                  f"{sum(warm['warm']['catalog'].values()):,} catalog requests."]
+    return lines
 
 
 def ui_section(u: dict, options: list[str]) -> list[str]:

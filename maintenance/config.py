@@ -108,8 +108,15 @@ class Config:
             raise UnknownCatalogError(f"unknown catalog '{name}' (configured: {known})") from None
 
 
-def home_from_env() -> Path:
-    return Path(os.environ.get("ICEMAINT_HOME", DEFAULT_HOME)).expanduser().resolve()
+def home_from_env(base_dir: Path | None = None) -> Path:
+    """`$ICEMAINT_HOME`, else `.icemaint` in `base_dir`: the config file's folder when there is
+    a file, so the state (leases, run history) of every command run with that config is the
+    same wherever the shell stands (a cron job elsewhere must see the daemon's leases); the
+    current folder only for the embedded default, which has no file."""
+    configured = os.environ.get("ICEMAINT_HOME")
+    if configured:
+        return Path(configured).expanduser().resolve()
+    return ((base_dir or Path.cwd()) / DEFAULT_HOME).resolve()
 
 
 def find_config_path(explicit: str | None) -> Path | None:
@@ -154,7 +161,7 @@ def embedded_default() -> Config:
 def parse_config(raw: Mapping[str, Any], *, source: str, base_dir: Path) -> Config:
     raw = _interpolate_env(raw, source)
     _reject_unknown(raw, {"home", "default_catalog", "catalogs", "state", "spark", "policies", "health", "leases", "daemon"}, source, "top level")
-    home = Path(_text(raw["home"], source, "home")).expanduser() if raw.get("home") else home_from_env()
+    home = Path(_text(raw["home"], source, "home")).expanduser() if raw.get("home") else home_from_env(base_dir)
     if not home.is_absolute():
         home = (base_dir / home).resolve()
 

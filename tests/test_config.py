@@ -158,3 +158,55 @@ def test_metadata_reads_per_catalog_default_by_type_and_checked(tmp_path: Path, 
         raw["catalogs"]["lake"]["metadata_reads"] = bad
         with pytest.raises(ConfigError, match="catalogs.lake.metadata_reads' must be a whole number from 1 to 256"):
             parse_config(raw, source="t.yaml", base_dir=tmp_path)
+
+
+def test_with_a_config_file_the_state_lives_beside_it_wherever_the_shell_stands(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config naming neither `home` nor `state.url`, loaded from another folder: its home
+    (and so the state database) is `.icemaint` beside the file, not in the current folder;
+    `$ICEMAINT_HOME` still wins, and the embedded default (no file) keeps the current folder."""
+    from maintenance.config import load_config
+
+    folder = tmp_path / "etc"
+    folder.mkdir()
+    config_file = folder / "icemaint.yaml"
+    config_file.write_text("leases:\n  ttl_seconds: 30\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    monkeypatch.delenv("ICEMAINT_HOME", raising=False)
+    monkeypatch.delenv("ICEMAINT_CONFIG", raising=False)
+
+    config = load_config(str(config_file))
+
+    assert config.home == folder / ".icemaint"
+    assert config.state_url == f"sqlite:///{folder / '.icemaint' / 'state.db'}"
+    assert load_config(None).home == elsewhere / ".icemaint"
+    monkeypatch.setenv("ICEMAINT_HOME", str(tmp_path / "home"))
+    assert load_config(str(config_file)).home == tmp_path / "home"
+
+
+def test_catalogs_with_s3_settings_get_s3_file_io_and_s3a_without_jars_in_the_config(tmp_path: Path) -> None:
+    """S3 is one setting: pyiceberg's `s3.*` names become Iceberg's Java ones (`client.region`,
+    `s3.path-style-access`) and `ResolvingFileIO` (s3:// and s3a:// to S3FileIO) for Spark's
+    catalog, Hadoop's s3a gets the same endpoint and keys for the warehouse's bucket, and the
+    pinned Iceberg, AWS bundle and s3a jars are on the session's classpath; what the user sets
+    in `spark:` wins; a catalog without S3 settings gets none of it."""
+    raw = {"home": str(tmp_path), "catalogs": {
+        "lake": {"type": "sql", "uri": f"sqlite:///{tmp_path / 'c.db'}", "warehouse": "s3://lake/wh",
+                 "properties": {"s3.endpoint": "http://127.0.0.1:9", "s3.region": "eu-west-1", "s3.force-virtual-addressing": False,
+                                "s3.access-key-id": "AK", "s3.secret-access-key": "SK"}},
+        "hms": {"type": "hive", "uri": "thrift://127.0.0.1:9", "warehouse": "s3a://other/wh", "properties": {"s3.endpoint": "http://127.0.0.1:8"},
+                "spark": {"io-impl": "org.apache.iceberg.hadoop.HadoopFileIO"}},
+        "files": {"type": "sql", "uri": f"sqlite:///{tmp_path / 'f.db'}", "warehouse": str(tmp_path / "wh")},
+    }}
+    conf = spark_conf(parse_config(raw, source="tests", base_dir=tmp_path))
+    lake = {k.removeprefix("spark.sql.catalog.lake."): v for k, v in conf.items() if k.startswith("spark.sql.catalog.lake.")}
+    assert lake["io-impl"] == "org.apache.iceberg.io.ResolvingFileIO" and lake["client.region"] == "eu-west-1"
+    assert lake["s3.path-style-access"] == "true" and lake["s3.endpoint"] == "http://127.0.0.1:9" and lake["s3.secret-access-key"] == "SK"
+    assert conf["spark.sql.catalog.hms.io-impl"] == "org.apache.iceberg.hadoop.HadoopFileIO"
+    assert not any(k.startswith("spark.sql.catalog.files.") and ("s3" in k or k.endswith("io-impl")) for k in conf)
+    assert conf["spark.hadoop.fs.s3a.bucket.lake.endpoint"] == "http://127.0.0.1:9" and conf["spark.hadoop.fs.s3a.bucket.lake.secret.key"] == "SK"
+    assert conf["spark.hadoop.fs.s3a.bucket.other.endpoint"] == "http://127.0.0.1:8"
+    jars = conf["spark.jars"].split(",")
+    assert [Path(j).name for j in jars[:2]] == ["iceberg-spark-runtime-3.5_2.12-1.11.0.jar", "iceberg-aws-bundle-1.11.0.jar"]
+    assert {"hadoop-aws-3.3.4.jar", "aws-java-sdk-bundle-1.12.262.jar"} <= {Path(j).name for j in jars}
