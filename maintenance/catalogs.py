@@ -28,6 +28,7 @@ from maintenance.errors import (
     misconfigured,
 )
 from maintenance.redact import redact_text
+from maintenance.timeouts import bounded_session_class, bounded_sql_url, bounded_thrift_socket_module
 
 
 @dataclass(frozen=True)
@@ -69,10 +70,23 @@ def parse_table_ref(text: str, config: Config) -> TableRef:
     return TableRef(parts[0], tuple(parts[1:-1]), parts[-1])
 
 
+def _bound_pyiceberg_clients() -> None:
+    """pyiceberg's REST and Hive clients with timeouts (`timeouts.py` says why): its REST
+    catalog makes every session from its module's `Session`, its Hive client its socket from
+    its module's `TSocket`; both names point at bounded ones, once per process."""
+    import pyiceberg.catalog.hive as hive
+    import pyiceberg.catalog.rest as rest
+
+    if getattr(rest.Session, "__name__", "") != "BoundedSession":
+        rest.Session = bounded_session_class()  # type: ignore[misc]
+    if getattr(hive.TSocket.TSocket, "__name__", "") != "BoundedTSocket":
+        hive.TSocket = bounded_thrift_socket_module()
+
+
 def pyiceberg_properties(catalog: CatalogConfig) -> dict[str, str]:
     props: dict[str, str] = {"type": catalog.type, **catalog.properties, **catalog.pyiceberg_properties}
     if catalog.uri:
-        props["uri"] = catalog.uri
+        props["uri"] = bounded_sql_url(catalog.uri) if catalog.type == "sql" else catalog.uri
     if catalog.warehouse:
         props["warehouse"] = catalog.warehouse
     if catalog.type == "sql":
@@ -93,6 +107,7 @@ def _load_catalog_cached(name: str, frozen_props: tuple[tuple[str, str], ...]) -
 def get_catalog(config: Config, name: str) -> Catalog:
     catalog = config.catalog(name)
     props = pyiceberg_properties(catalog)
+    _bound_pyiceberg_clients()
     try:
         return _load_catalog_cached(name, tuple(sorted(props.items())))
     except Exception as exc:  # pyiceberg raises many kinds; all mean "cannot use it now"

@@ -24,6 +24,7 @@ from maintenance.redact import holds_secret, is_remembered_secret, redact_mappin
 from maintenance.spark import py4j_lookups
 from maintenance.spark.jars import S3A, SPARK, SPARK_RUNTIME, jar, jars_for
 from maintenance.spark.java_helpers import new_helper
+from maintenance.timeouts import spark_catalog_timeouts, spark_hive_timeouts
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -91,6 +92,7 @@ def catalog_spark_conf(catalog: CatalogConfig) -> dict[str, str]:
     if catalog.warehouse:
         props["warehouse"] = catalog.warehouse
     props.update(s3_file_io_properties(catalog))
+    props.update(spark_catalog_timeouts(catalog.type, props.get("uri"), {**catalog.properties, **catalog.spark_properties}))
     # Other writers commit all the time: a cached table up to 30 s stale could plan a job on
     # old metadata. (Iceberg's own remove_orphan_files on a stale cached table deletes live
     # files: benchmarks/orphans.py shows it.) Loading metadata is cheap next to any job.
@@ -135,6 +137,8 @@ def spark_conf(config: Config) -> dict[str, str]:
         conf["spark.jars.packages"] = ",".join(config.spark.packages)
     for catalog in config.catalogs.values():
         conf.update(catalog_spark_conf(catalog))
+    if any(c.type == "hive" for c in config.catalogs.values()):
+        conf.update(spark_hive_timeouts())
     conf.update(s3a_conf(config))
     conf.update(config.spark.conf)
     if "spark.jars" in config.spark.conf:
