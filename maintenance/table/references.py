@@ -148,7 +148,9 @@ class NewestReferences:
         self.metadata_location = normalise(metadata_location)
 
     def refresh(self) -> Table:
-        """Load the newest metadata and add its references if it moved; returns it."""
+        """Load the newest metadata and add its references if it moved; returns it. It names
+        the table as the load found it: a deletion batch takes its time before calling this
+        (`jobs/deletion.py`), so time spent in here, a pause included, shortens its window."""
         newest = self.load()
         faults.point("references-read")
         location = normalise(newest.metadata_location)
