@@ -278,18 +278,25 @@ def delete_checksum(path: str) -> None:
         pass
 
 
-def discard_unpublished(fence: Fence, io: FileIO, paths: Sequence[str]) -> int:
+def discard_unpublished(fence: Fence, io: FileIO, paths: Sequence[str], window_s: float = WINDOW_S) -> int:
     """Delete files the run wrote and never published (a file group written again at another
     size); how many were deleted. Proof that no reference check is needed: their names are
     fresh (Iceberg's writer names each file with a new UUID) and no commit included them, so
-    no snapshot, of this table or any other, can reference them. They are still deleted only
-    while the lease is proven, because a holder that lost its lease deletes nothing: what is
-    left then is orphan cleanup's."""
+    no snapshot, of this table or any other, can reference them, however long ago they were
+    written. They are still deleted only as a batch of `FencedDeleter` is, because a holder
+    that lost its lease deletes nothing: each only while the lease is proven (else what is left
+    is orphan cleanup's), and each less than `window_s` after a read of the lease row said it is
+    ours (read first, and again once that is over), so a forced release fences these too."""
     deleted = 0
+    opened = time.monotonic()
+    fence.assert_held("discarding unpublished files")
     for path in paths:
         if fence.time_left() <= 0:
             log.warning("unpublished files left for orphan cleanup: the lease is not proven", files=len(paths) - deleted)
             break
+        if time.monotonic() >= opened + window_s:
+            opened = time.monotonic()
+            fence.assert_held("discarding unpublished files")
         try:
             io.delete(path)
         except FileNotFoundError:

@@ -15,7 +15,7 @@ import pytest
 from pyiceberg.io.pyarrow import PyArrowFileIO
 
 from maintenance.config import Config
-from maintenance.jobs.deletion import FencedDeleter
+from maintenance.jobs.deletion import FencedDeleter, discard_unpublished
 from maintenance.lease.fence import EPOCH_PROPERTY, Fence, FencedError
 from maintenance.lease.keeper import LeaseKeeper
 from maintenance.state.store import StateStore, open_state
@@ -112,3 +112,32 @@ def test_a_forced_release_fences_the_next_batch_by_the_lease_row(fence: Fence, s
     assert fence.time_left() < 0 < fence.keeper.proven_until - fence.margin_s - time.monotonic()  # lost, though proven by time
     assert fence.keeper.lost_reason == "lease no longer held"
     assert deleter.done.files == 1 and [Path(p).exists() for p in paths] == [False, True, True]
+
+
+def test_a_forced_release_fences_discarding_unpublished_files(fence: Fence, state: StateStore, tmp_path: Path) -> None:
+    """Files a run wrote and will not publish need no reference check, but a holder that lost
+    its lease deletes nothing: the lease row is read first, and again once a window is over."""
+    paths = orphans(tmp_path, 3)
+    assert discard_unpublished(fence, PyArrowFileIO(), paths[:1], window_s=WINDOW_S) == 1
+    state.leases.force_release(fence.keeper.lease.table)
+    with pytest.raises(FencedError, match="is no longer held"):
+        discard_unpublished(fence, PyArrowFileIO(), paths[1:], window_s=WINDOW_S)
+    assert [Path(p).exists() for p in paths] == [False, True, True]
+
+
+def test_discarding_reads_the_lease_row_again_once_a_window_is_over(fence: Fence, state: StateStore, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A discard that outlasts its window (a slow store, a pause) reads the lease row again."""
+    paths = orphans(tmp_path, 3)
+    real_delete = PyArrowFileIO.delete
+
+    def slow_then_released(io: PyArrowFileIO, path: str) -> None:
+        real_delete(io, path)
+        if path == paths[0]:
+            state.leases.force_release(fence.keeper.lease.table)
+            time.sleep(WINDOW_S * 1.5)
+
+    monkeypatch.setattr(PyArrowFileIO, "delete", slow_then_released)
+    with pytest.raises(FencedError, match="is no longer held"):
+        discard_unpublished(fence, PyArrowFileIO(), paths, window_s=WINDOW_S)
+    assert [Path(p).exists() for p in paths] == [False, True, True]
