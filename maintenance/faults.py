@@ -15,11 +15,12 @@ Points: `lease-acquired` (the run is recorded, nothing else done), `claimed` (th
 carries this run's epoch), `spark-write` (files appear in the folder a job writes to),
 `staged` (a change is staged, not yet verified or published), `published` (a change is
 current, the run not yet recorded), `groups-committed` (a rewrite's first batch of file
-groups is committed, the others not), `deleting` (the first file of a deletion is deleted), `references-read` (a deletion's look
-at the newest references has loaded the table's metadata and not yet added what it names,
-`table.references.NewestReferences.refresh`: ORPHANS reaches it once before deleting and
-again before each batch). Which job reaches which point: `POINTS` in the test, which fails
-when an armed point is never reached (the job then ends by itself, not by SIGKILL).
+groups is committed, the others not), `deleting` (the first file of a deletion is deleted),
+`references-read` (a deletion's look at the newest references has loaded the table's
+metadata and not yet added what it names, `table.references.NewestReferences.refresh`:
+ORPHANS reaches it once before deleting and again before each batch). Which job reaches
+which point: `POINTS` in the test, which fails when an armed point is never reached (the
+job then ends by itself, not by SIGKILL). `watch` points (`spark-write`) take no `@N`.
 """
 
 from __future__ import annotations

@@ -21,11 +21,13 @@ in flight).**
   release). A file of the batch is deleted only if its deletion starts before `opened +
   window_s`.
 
-The premise: the batch's clock starts before anything the batch relies on is read, and it
-is the host's monotonic clock, which keeps counting while the process is stopped (SIGSTOP, a
-GC, a stalled call). So for every deletion, started at t: the references name the table as
-the catalog had it at some moment after `opened`, the lease row said "ours" at some moment
-after `opened`, and t < `opened` + `window_s`. A pause anywhere in a batch (in the metadata's
+The premise: the batch's clock starts before anything the batch relies on is read; it is
+the host's monotonic clock, which keeps counting while the process is stopped (SIGSTOP, a
+GC, a stalled call; not while the whole host is suspended, which Linux's CLOCK_MONOTONIC
+leaves out); and a load returns the metadata the catalog held at some moment during it (no
+cache in between: `catalogs.load_table` keeps none). So for every deletion, started at t:
+the references name the table as the catalog had it at some moment after `opened`, the
+lease row said "ours" at some moment after `opened`, and t < `opened` + `window_s`. A pause anywhere in a batch (in the metadata's
 load, in reading what it names, in the checks, between files) only uses up its window: one
 longer than it ends the batch, and the next one reads the references and the lease row
 again. Hence a file that became live (an import) at least `window_s` before its deletion

@@ -17,7 +17,8 @@ remaining candidates live. Then the group is resumed with SIGCONT.
 The same, with ORPHANS stopped inside its first batch's look at the references, after the
 table's metadata was loaded (`ICEMAINT_STOP_AT=references-read@2`, issue #62): a batch's
 window starts before that look, so references from before the pause delete nothing, and
-the lease row read before the batch fences a holder whose lease was forced free.
+the lease row read before the batch fences a holder whose lease was forced free. A `slow`
+test repeats that trial twenty times under CPU load, stopping ORPHANS at random moments.
 
 The oracle: a frozen parquet copy of the table taken after the import (EXCEPT ALL both
 ways), every file a retained snapshot needs on disk, and the imported files themselves.
