@@ -183,7 +183,8 @@ class JobContext:
 
     def discard_unpublished(self, paths: Sequence[str]) -> int:
         """Delete files this run wrote and will not publish (`deletion.discard_unpublished`:
-        no snapshot can reference them; only while the lease is proven)."""
+        no snapshot can reference them; only while the lease is proven, and fenced like a
+        deletion batch by a read of the lease row)."""
         return discard_unpublished(self.fence, self.metadata.table.io, paths)
 
     def _verify_references(self, snapshot_id: int, before: str) -> None:

@@ -1,28 +1,46 @@
 """Deleting files under a lease (EXPIRE, ORPHANS): each file only while the lease is proven,
-each batch only against references read right before it.
+each batch only against references read, and a lease row read, less than `window_s` before.
 
 A commit can be made conditional on the table (the fence checks every attempt's base), a
 deletion cannot: no store deletes "only if the lease is still mine". So deletions are
 fenced in time.
 
-**Why a holder that lost its lease deletes nothing (but the one file in flight).**
+**Why a holder deletes no live file and, once its lease is lost, nothing (but the one file
+in flight).**
 - Before each file, `Fence.time_left()` must be positive: the lease is proven on this
   host's monotonic clock until the send time of the last acquisition or renewal the
   database confirmed plus the TTL (`lease.keeper`), and a margin is kept. Another holder
   can take the lease only once the database clock has passed its expiry, which is later
   (an operator's forced release keeps that expiry, `state/leases.py`). So every deletion
   *starts* while no other holder can act on the table.
-- Before each batch, the newest metadata is read (only what changed since the last look:
-  `table.references.NewestReferences`) and every file it references is taken out; the
-  table must carry no newer epoch and the database must still show the lease. A batch
-  lasts at most `window_s` past that read: a pause longer than that (SIGSTOP, a GC, a
-  stalled request) ends the batch, and the next one reads the references again.
+- Each batch first takes the time (`opened`), then reads the newest metadata (only what
+  changed since the last look: `table.references.NewestReferences`) and takes out every
+  file it references, then checks that the table carries no newer epoch and reads the
+  lease row in the database (holder, epoch, unexpired by the database clock:
+  `Fence.assert_held`; the keeper's last renewal alone proves nothing about a forced
+  release). A file of the batch is deleted only if its deletion starts before `opened +
+  window_s`.
+
+The premise: the batch's clock starts before anything the batch relies on is read; it is
+the host's monotonic clock, which keeps counting while the process is stopped (SIGSTOP, a
+GC, a stalled call; not while the whole host is suspended, which Linux's CLOCK_MONOTONIC
+leaves out); and a load returns the metadata the catalog held at some moment during it (no
+cache in between: `catalogs.load_table` keeps none). So for every deletion, started at t:
+the references name the table as the catalog had it at some moment after `opened`, the
+lease row said "ours" at some moment after `opened`, and t < `opened` + `window_s`. A pause anywhere in a batch (in the metadata's
+load, in reading what it names, in the checks, between files) only uses up its window: one
+longer than it ends the batch, and the next one reads the references and the lease row
+again. Hence a file that became live (an import) at least `window_s` before its deletion
+would start is in the references and kept, and a forced release (or any loss of the lease)
+fences the holder from its next batch on, at most `window_s` after the last lease row it read.
 
 What is left: a pause between one file's check and its deletion call can delete that file
 late (one per worker thread); that loses data only if the file became live in between,
 which only an import of existing files (`add_files`, a migration) can make happen. And a
-file imported within `window_s` before its deletion can be lost, as with orphan cleanup by
-any tool: do not import a table's old unreferenced files while ORPHANS runs on it (README).
+file imported less than `window_s` before its deletion can be lost, as with orphan cleanup
+by any tool: do not import a table's old unreferenced files while ORPHANS runs on it (README).
+A batch whose look at the references and the lease takes longer than `window_s` deletes
+nothing (its files go to the next batch); `STALLED_BATCHES` such batches in a row fail the run.
 
 Deletion goes through pyiceberg's FileIO (the one ORPHANS lists with and EXPIRE reads
 manifests with), on a bounded thread pool for object stores, in the calling thread for
@@ -54,7 +72,7 @@ from maintenance.table.bulk_delete import chunks, delete_objects
 from maintenance.table.paths import is_local, is_s3, local_uri_path, normalise
 
 log = structlog.get_logger(__name__)
-WINDOW_S = 2.0  # a batch deletes for at most this long after its references were read
+WINDOW_S = 2.0  # a batch deletes for at most this long after it began reading its references
 BATCH_FILES = 10_000  # and at most this many files
 REMOTE_CONCURRENCY = 16  # deletions (or S3 bulk requests) in flight on an object store (latency-bound)
 BULK_ROUNDS = 4  # an S3 bulk request's transiently failed keys are sent again up to 3 times
@@ -110,6 +128,7 @@ class FencedDeleter:
         self.window_s = window_s
         self.batch_files = batch_files
         self.done = Deleted()
+        self.looked_s = 0.0  # how long the last batch's look at the references and the lease took
         self._lock = threading.Lock()
 
     def delete(self, phases: Sequence[Iterable[str]], total: int | None = None) -> Deleted:
@@ -138,7 +157,8 @@ class FencedDeleter:
                     stalled = stalled + 1 if late and len(late) == len(kept) else 0
                     if stalled == STALLED_BATCHES:
                         raise DeletionError(f"deleting files stalled: {STALLED_BATCHES} batches in a row found their {self.window_s:g} s window "
-                                            f"over before their first file (the catalog or the state database answers too slowly)")
+                                            f"over before their first file (the catalog or the state database answers too slowly: "
+                                            f"the last look at the references and the lease took {self.looked_s:.1f} s)")
                     self.progress(self.done.files)
                     log.debug("deletion batch done", deleted=self.done.files, of=total, late=len(late))
         finally:
@@ -146,16 +166,18 @@ class FencedDeleter:
                 pool.shutdown()
 
     def _before_batch(self) -> tuple[FileIO, float]:
-        """Read the newest references, check the table token and the lease; the table's
-        FileIO and the monotonic time this batch must end by."""
+        """Open a batch (the module docstring's proof, in its order): the time first, then the
+        newest references, the table token and the lease row; the table's FileIO and the
+        monotonic time by which the batch's deletions must have started."""
+        opened = time.monotonic()  # before the metadata is loaded: time spent below shortens the window
         newest = self.references.refresh()
-        read_at = time.monotonic()
         self.fence.assert_table_token(parse_epoch(newest.metadata.properties.get(EPOCH_PROPERTY)), "deleting files")
-        self.fence.assert_held("deleting files")
+        self.fence.assert_held("deleting files")  # the lease row, read now: a forced release fences this batch
         if self.fence.time_left() <= 0:
             raise FencedError(f"deleting files refused: the lease on {self.fence.keeper.lease.table} is not proven for long enough "
                               f"(renewals are late; {self.done.files} files deleted)")
-        return newest.io, read_at + self.window_s
+        self.looked_s = time.monotonic() - opened
+        return newest.io, opened + self.window_s
 
     def _delete_batch(self, pool: ThreadPoolExecutor | _InCallingThread, io: FileIO, paths: list[str], deadline: float) -> list[str]:
         """Delete a batch's paths; the ones whose window ran out first. Objects on S3 go in
@@ -258,18 +280,25 @@ def delete_checksum(path: str) -> None:
         pass
 
 
-def discard_unpublished(fence: Fence, io: FileIO, paths: Sequence[str]) -> int:
+def discard_unpublished(fence: Fence, io: FileIO, paths: Sequence[str], window_s: float = WINDOW_S) -> int:
     """Delete files the run wrote and never published (a file group written again at another
     size); how many were deleted. Proof that no reference check is needed: their names are
     fresh (Iceberg's writer names each file with a new UUID) and no commit included them, so
-    no snapshot, of this table or any other, can reference them. They are still deleted only
-    while the lease is proven, because a holder that lost its lease deletes nothing: what is
-    left then is orphan cleanup's."""
+    no snapshot, of this table or any other, can reference them, however long ago they were
+    written. They are still deleted only as a batch of `FencedDeleter` is, because a holder
+    that lost its lease deletes nothing: each only while the lease is proven (else what is left
+    is orphan cleanup's), and each less than `window_s` after a read of the lease row said it is
+    ours (read first, and again once that is over), so a forced release fences these too."""
     deleted = 0
+    opened = time.monotonic()
+    fence.assert_held("discarding unpublished files")
     for path in paths:
         if fence.time_left() <= 0:
             log.warning("unpublished files left for orphan cleanup: the lease is not proven", files=len(paths) - deleted)
             break
+        if time.monotonic() >= opened + window_s:
+            opened = time.monotonic()
+            fence.assert_held("discarding unpublished files")
         try:
             io.delete(path)
         except FileNotFoundError:

@@ -13,7 +13,8 @@ Spark jobs are cancelled and the fence is shut.
 Deleting a file cannot be made conditional the way a commit is (no store deletes "only if
 the lease is still mine"), so a deletion is judged by time instead: `time_left` is how long
 the lease is still proven by this host's monotonic clock (`LeaseKeeper.proven_until`), less
-a margin, and a file may be deleted only while it is positive (`jobs/deletion.py`).
+a margin, and a file may be deleted only while it is positive and less than a batch's
+window after `assert_held` read the lease row (`jobs/deletion.py`).
 """
 
 from __future__ import annotations
@@ -59,7 +60,12 @@ class Fence:
         return {SUMMARY_JOB: self.job, SUMMARY_RUN_ID: self.run_id, SUMMARY_EPOCH: str(self.epoch)}
 
     def assert_held(self, action: str) -> None:
-        """Prove, now, that the lease is held with our epoch (database clock)."""
+        """Prove, now, that the lease is held with our epoch: a read of the lease row in the
+        database (this holder, this epoch, an expiry the database clock has not passed), not
+        the keeper's last renewal. An operator's forced release clears the holder and bumps
+        the epoch but keeps the expiry, so the keeper may not notice it before its next
+        renewal and the lease stays proven by time (`time_left`) until then: this read is what
+        fences the holder at its next commit attempt, deletion batch or discard."""
         if self.keeper.lost.is_set():
             raise FencedError(f"{action} refused: lease on {self.keeper.lease.table} lost ({self.keeper.lost_reason})")
         try:

@@ -18,6 +18,7 @@ from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 
+from maintenance import faults
 from maintenance.table.key_set import KeySet
 from maintenance.table.manifest_paths import manifest_paths
 from maintenance.table.paths import normalise
@@ -147,8 +148,11 @@ class NewestReferences:
         self.metadata_location = normalise(metadata_location)
 
     def refresh(self) -> Table:
-        """Load the newest metadata and add its references if it moved; returns it."""
+        """Load the newest metadata and add its references if it moved; returns it. It names
+        the table as the load found it: a deletion batch takes its time before calling this
+        (`jobs/deletion.py`), so time spent in here, a pause included, shortens its window."""
         newest = self.load()
+        faults.point("references-read")
         location = normalise(newest.metadata_location)
         if location != self.metadata_location:
             self.referenced.add_table(newest)
