@@ -48,7 +48,8 @@ def bounded_thrift_socket_module() -> Any:
             super().__init__(*args, **kwargs)
             self.setTimeout(READ_TIMEOUT_S * 1000)  # milliseconds; also bounds connecting
 
-    return SimpleNamespace(**{name: getattr(TSocket, name) for name in dir(TSocket) if not name.startswith("__")}, TSocket=BoundedTSocket)
+    names = {name: getattr(TSocket, name) for name in dir(TSocket) if not name.startswith("__")}
+    return SimpleNamespace(**{**names, "TSocket": BoundedTSocket})
 
 
 def bounded_sql_url(url: str) -> str:

@@ -20,6 +20,7 @@ The steps every job shares are done here, once:
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -185,7 +186,8 @@ def run_under_lease(
             log.warning("runs whose holder died are now abandoned", table=table_name, runs=abandoned)
         state.runs.start(run_id, table_name, job, holder_id=holder, lease_epoch=lease.epoch)
         faults.point("lease-acquired")
-        with LeaseKeeper(state.leases, lease, ttl_s, on_lost=lambda reason: _cancel_spark(config, run_id), asked_at=asked_at) as keeper:
+        canceller = SparkCanceller(config, run_id)
+        with canceller, LeaseKeeper(state.leases, lease, ttl_s, on_lost=lambda reason: canceller.start(), asked_at=asked_at) as keeper:
             fence = Fence(state.leases, keeper, job=job, run_id=run_id)
             context = JobContext(config=config, ref=ref, job=job, run_id=run_id, fence=fence, verify=verify, progress=_logged(progress, recorder))
             reason = precheck() if precheck is not None else None
@@ -335,7 +337,38 @@ def _health_at_end(config: Config, ref: TableRef, evaluated: bool) -> dict[str, 
         return None
 
 
-def _cancel_spark(config: Config, run_id: str) -> None:
-    """Stop this run's Spark jobs at once when its lease is lost."""
-    if spark_running():
-        get_spark(config).sparkContext.cancelJobGroup(run_id)
+class SparkCanceller:
+    """Stops a run's Spark jobs once its lease is lost, and keeps stopping them until the run
+    ends: Spark cancels only the jobs of a group that are running when asked, and PySpark
+    may take seconds to submit the next one (its Python workers start first), which would
+    then run to its end. So the run's group is cancelled at once and every
+    `EVERY_S` after, until the run is over."""
+
+    EVERY_S = 0.5
+
+    def __init__(self, config: Config, run_id: str) -> None:
+        self.config = config
+        self.run_id = run_id
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._cancel, name=f"spark-cancel:{self.run_id}", daemon=True)
+            self._thread.start()
+
+    def _cancel(self) -> None:
+        while True:
+            try:
+                if spark_running():
+                    get_spark(self.config).sparkContext.cancelJobGroup(self.run_id)
+            except Exception as exc:  # noqa: BLE001 (Spark stopping: nothing left to cancel)
+                log.debug("cancelling the run's Spark jobs failed", error=type(exc).__name__)
+            if self._done.wait(self.EVERY_S):
+                return
+
+    def __enter__(self) -> SparkCanceller:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()

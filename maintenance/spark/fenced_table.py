@@ -103,6 +103,7 @@ class FencedOperations:
             )
             if self.validator is not None:
                 self.validator(base)  # against exactly the metadata this attempt replaces
+            self._proven_now("commit")
         except IcemaintError as exc:
             self.errors.append(exc)
             raise
@@ -112,6 +113,18 @@ class FencedOperations:
             if is_java_exception(exc, "CommitFailedException"):  # Iceberg retries it on fresh metadata
                 log.info("a commit attempt lost a race with another commit; Iceberg tries again on the newest metadata")
             raise
+
+    def _proven_now(self, action: str) -> None:
+        """The lease is still proven by time when the attempt is sent, after the database
+        read and the validator. Where the catalog swaps against the whole base metadata (SQL,
+        Hive, Glue), a newer holder's claim changed it and refuses this attempt anyway; a
+        REST catalog checks only what the commit's requirements name (main's snapshot), and
+        a claim changes only a property, so an attempt held up past the lease could land
+        after a newer holder's claim (and write our older epoch back). Started only while
+        no other holder can have the lease, an attempt can land late only if it was
+        already on its way."""
+        if self.fence.time_left() <= 0:
+            raise FencedError(f"{action} refused: the lease on {self.fence.keeper.lease.table} is not proven for long enough (renewals are late)")
 
     def _claiming(self, base: JavaObject, metadata: JavaObject) -> JavaObject:
         """`metadata` carrying our epoch. A base naming a newer epoch while we still hold the
