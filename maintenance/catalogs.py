@@ -16,6 +16,7 @@ from pyiceberg.exceptions import NoSuchNamespaceError, NoSuchTableError
 from pyiceberg.exceptions import ValidationError as MetadataValidationError
 from pyiceberg.table import Table
 from sqlalchemy.exc import SQLAlchemyError
+from thrift.transport.TTransport import TTransportException
 
 from maintenance.config import CatalogConfig, Config
 from maintenance.errors import (
@@ -29,6 +30,10 @@ from maintenance.errors import (
 )
 from maintenance.redact import redact_text
 from maintenance.timeouts import bounded_session_class, bounded_sql_url, bounded_thrift_socket_module
+
+# What a catalog that cannot be reached raises (requests' errors are OSErrors; a Hive
+# Metastore's Thrift transport has its own).
+UNREACHABLE = (OSError, ConnectionError, SQLAlchemyError, TTransportException)
 
 
 @dataclass(frozen=True)
@@ -120,7 +125,7 @@ def load_table(config: Config, ref: TableRef) -> Table:
         return catalog.load_table(ref.identifier)
     except (NoSuchTableError, NoSuchNamespaceError):
         raise UnknownTableError(f"unknown table '{ref}'") from None
-    except (OSError, ConnectionError, SQLAlchemyError) as exc:
+    except UNREACHABLE as exc:
         raise _catalog_error(ref.catalog, exc) from exc
     except (MetadataValidationError, ValueError) as exc:  # the metadata file is damaged: not JSON, or not table metadata
         raise UnreadableMetadataError(f"table '{ref}': its current metadata file cannot be read ({_metadata_problem(exc)}); "
@@ -172,7 +177,7 @@ def list_tables(config: Config, *catalogs: str) -> list[TableRef]:
                 pending.extend(tuple(ns) for ns in catalog.list_namespaces(namespace) if tuple(ns) != namespace)
         except (NoSuchNamespaceError, NotImplementedError):
             continue
-        except (OSError, ConnectionError, SQLAlchemyError) as exc:
+        except UNREACHABLE as exc:
             raise _catalog_error(name, exc) from exc
     return sorted(refs, key=str)
 
@@ -192,7 +197,7 @@ def metadata_locations(config: Config, name: str) -> dict[str, str] | None:
     try:
         with Session(catalog.engine) as session:
             rows = session.execute(query).all()
-    except (OSError, ConnectionError, SQLAlchemyError) as exc:
+    except UNREACHABLE as exc:
         raise _catalog_error(name, exc) from exc
     return {str(TableRef(name, tuple(namespace.split(".")), table)): location for namespace, table, location in rows if location}
 
