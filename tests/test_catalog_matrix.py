@@ -142,11 +142,13 @@ def test_paused_holder_is_fenced_after_takeover(matrix: Matrix, catalog: str, tm
 
 # -- staged publishing under a writer on a REST catalog ----------------------------------------
 WRITER_MOMENTS = ["groups written", "staged", "verifying", "verified"]
+# The CDC writer (Iceberg's Java API refreshes before it commits) at every moment; the stale
+# pyiceberg writer where a change staged in the catalog made it fail: after staging.
+WRITER_CASES = [*(("cdc", moment) for moment in WRITER_MOMENTS), ("stale", "staged"), ("stale", "verified")]
 
 
 @pytest.mark.rest
-@pytest.mark.parametrize("writer", ["cdc", "stale"])
-@pytest.mark.parametrize("moment", WRITER_MOMENTS)
+@pytest.mark.parametrize(("writer", "moment"), WRITER_CASES, ids=[f"{w}-{m.replace(' ', '-')}" for w, m in WRITER_CASES])
 def test_a_writer_committing_at_any_moment_of_a_verified_merge_never_fails_and_nothing_is_lost(matrix: Matrix, moment: str, writer: str) -> None:
     """On SeaweedFS's REST catalog, a writer commits while a verified MERGE runs: before it
     stages (groups written), right after (staged), while it verifies, and between

@@ -18,8 +18,6 @@ import yaml
 from maintenance.timeouts import bounded_sql_url
 from tests.support.cli import assert_one_line_error, run_cli
 
-pytestmark = pytest.mark.process
-
 
 class Silent:
     """A TCP server that accepts every connection and never sends a byte."""
@@ -62,8 +60,10 @@ CATALOGS = {
 }
 
 
+@pytest.mark.slow  # each case waits for a timeout: make test-integration runs them
 @pytest.mark.parametrize("kind", sorted(CATALOGS))
 @pytest.mark.parametrize("command", [["plan"], ["health", "hung.ns.t"]])
+@pytest.mark.process
 def test_a_catalog_that_never_answers_fails_within_a_minute_in_one_line(silent: Silent, tmp_path: Path, kind: str, command: list[str]) -> None:
     config = tmp_path / "icemaint.yaml"
     config.write_text(yaml.safe_dump({"home": str(tmp_path / "home"), "catalogs": {"hung": CATALOGS[kind](silent.port)},

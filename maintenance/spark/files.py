@@ -1,4 +1,4 @@
-"""Listing files that Spark wrote, through the same Hadoop file system Spark used."""
+"""How Spark names files: their qualified Hadoop URIs."""
 
 from __future__ import annotations
 
@@ -10,21 +10,6 @@ from maintenance.table.paths import hadoop_path
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-
-def list_files(spark: SparkSession, folder: str, suffix: str = ".parquet") -> list[str]:
-    """Every file below `folder` whose name ends with `suffix`, as fully qualified paths."""
-    with java_errors(f"list {folder}"):
-        path = jvm(spark).org.apache.hadoop.fs.Path(hadoop_path(folder))
-        fs = path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())  # type: ignore[attr-defined]
-        if not fs.exists(path):
-            return []
-        found, iterator = [], fs.listFiles(path, True)
-        while iterator.hasNext():
-            name = str(iterator.next().getPath().toString())
-            if name.endswith(suffix):
-                found.append(name)
-        return sorted(found)
 
 
 def spark_file_names(spark: SparkSession, paths: list[str]) -> list[str]:

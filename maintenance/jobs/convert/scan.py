@@ -184,7 +184,7 @@ def find_positions(
                 positions[row.file_path] = set(row.positions)
         else:
             records_per_file = max(1, target_size // POSITION_BYTES_ON_DISK)
-            written = write_position_deletes(union, "part", output_dir, max_records_per_file=records_per_file, deduplicate=True)
+            written = write_position_deletes(union, table.io(), "part", output_dir, max_records_per_file=records_per_file, deduplicate=True)
 
         data_rows = 0
         for data_obs, match_obs, data, candidates, data_expected in observations:

@@ -123,7 +123,7 @@ def _combine(ctx: JobContext, plan: RewritePlan, output_dir: str) -> tuple[int, 
         matched_obs, kept_obs = Observation(), Observation()
         kept = entries.frame.observe(matched_obs, F.count(F.lit(1)).alias("rows")).distinct().observe(kept_obs, F.count(F.lit(1)).alias("rows"))
         bytes_per_record = max(1.0, sum(d.size for d in plan.deletes) / max(1, sum(d.records for d in plan.deletes)))
-        written = write_position_deletes(kept, "part", output_dir, max_records_per_file=max(1, int(plan.target_size / bytes_per_record)))
+        written = write_position_deletes(kept, ctx.table.real.io(), "part", output_dir, max_records_per_file=max(1, int(plan.target_size / bytes_per_record)))
         records_read = entries.records_read()
         matched = observed(matched_obs, lambda: {"rows": entries.frame.count()})["rows"]
         kept_rows = observed(kept_obs, lambda: {"rows": entries.frame.distinct().count()})["rows"]

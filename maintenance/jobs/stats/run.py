@@ -13,6 +13,7 @@ from __future__ import annotations
 import structlog
 
 from maintenance.catalogs import load_table
+from maintenance.errors import IcemaintError, SparkJobError
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.outcome import COMMITTED, JobOutcome
 from maintenance.jobs.spec import SCAN_BYTES_PER_S
@@ -45,7 +46,16 @@ def run(ctx: JobContext, plan: StatsPlan) -> JobOutcome:
             if result.statisticsFile() is not None:
                 written.append(str(result.statisticsFile().path()))
 
-        ctx.commit_by_action(partitions, "STATS partition statistics")
+        try:
+            ctx.commit_by_action(partitions, "STATS partition statistics")
+        except IcemaintError as exc:
+            if "Status Code: 403" not in str(exc):
+                raise
+            written_first = f" (the sketches of snapshot {plan.snapshot_id} were registered)" if written else ""
+            raise SparkJobError(f"STATS partition statistics: the object store refused to write the partition statistics file (403){written_first}; "
+                                "a store that accepts only the object names it expects refuses it (SeaweedFS's table buckets accept no "
+                                "metadata/partition-stats-*.parquet): write the sketches alone with --no-partition-stats "
+                                "(policy: partition_stats: false)") from exc
     newest = load_table(ctx.config, ctx.ref).metadata
     registered = {normalise(f.statistics_path): f.file_size_in_bytes for f in [*newest.statistics, *newest.partition_statistics]}
     sizes = [registered.get(normalise(path), 0) for path in written]
