@@ -6,31 +6,40 @@ each other.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from maintenance.catalogs import load_table
-from maintenance.cli.app import AppContext
 from maintenance.cli.output import emit_fields, emit_json_line, emit_rows, report
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import UnknownSnapshotError
 from maintenance.jobs.spec import Progress, no_progress
-from maintenance.spark.fingerprint import Fingerprint, content_fingerprint
-from maintenance.spark.session import get_spark
-from maintenance.table.files import snapshot_files
-from maintenance.table.health import TableHealth, table_health
-from maintenance.workload.cdc import CdcOptions, CdcResult, run_cdc_workload
+
+if TYPE_CHECKING:  # the rest is imported where it is used: `--help` needs none of it (`cli/app.py`)
+    from maintenance.cli.app import AppContext
+    from maintenance.spark.fingerprint import Fingerprint
+    from maintenance.table.health import TableHealth
+    from maintenance.workload.cdc import CdcOptions, CdcResult
 
 _PARTITION_COLUMNS = ["partition", "data_files", "data_records", "position_delete_files", "position_delete_records", "equality_delete_files",
                       "equality_delete_records", "deletion_vectors"]
 
 
 def collect_health(app: AppContext, name: str) -> TableHealth:
+    from maintenance.catalogs import load_table
+    from maintenance.table.health import table_health
+
     ref = app.table(name)
     return table_health(str(ref), load_table(app.config, ref), small_file_bytes=app.config.health.small_file_bytes)
 
 
 def collect_fingerprint(app: AppContext, name: str, snapshot_id: int | None = None, progress: Progress = no_progress) -> Fingerprint:
     """Checks the table and snapshot through pyiceberg first, so bad names fail before Spark starts."""
+    from maintenance.catalogs import load_table
+    from maintenance.spark.fingerprint import content_fingerprint
+    from maintenance.spark.session import get_spark
+    from maintenance.table.files import snapshot_files
+
     ref = app.table(name)
     table = load_table(app.config, ref)
     if snapshot_id is None:
@@ -52,6 +61,9 @@ def print_health(health: TableHealth) -> None:
 
 
 def generate_cdc(app: AppContext, table: str, options: CdcOptions, *, show_progress: bool = False) -> CdcResult:
+    from maintenance.spark.session import get_spark
+    from maintenance.workload.cdc import run_cdc_workload
+
     ref = app.table(table)
     with progress_display(f"workload {ref}", enabled=show_progress) as progress:
         progress("starting Spark")

@@ -1,20 +1,19 @@
-"""Entry point: global options, and the one place errors become a line and an exit code."""
+"""Entry point: global options, and the one place errors become a line and an exit code.
+
+Importing this imports every command module, each light (`cli/app.py`): the help of every
+command is there without pyiceberg, Spark, SQLAlchemy or structlog."""
 
 from __future__ import annotations
 
 import sys
 
 import click
-import structlog
 
 from maintenance.cli.app import AppContext
 from maintenance.cli.exits import interrupted
-from maintenance.config import home_from_env
 from maintenance.errors import EXIT_FAILED, EXIT_USAGE, IcemaintError
-from maintenance.logs import LOG_FORMATS, configure_logging, configure_quiet, level_names
+from maintenance.logs import LOG_FORMATS, level_names
 from maintenance.redact import redact_text
-
-log = structlog.get_logger(__name__)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -25,14 +24,7 @@ log = structlog.get_logger(__name__)
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, log_format: str | None, log_level: str | None) -> None:
     """icemaint: keeps Iceberg merge-on-read tables healthy."""
-    app = AppContext(config_path=config_path)
-    ctx.obj = app
-    is_daemon = ctx.invoked_subcommand == "daemon"
-    try:
-        home = app.config.home
-    except Exception:  # noqa: BLE001 - reported when a command needs the config; the log goes to the default home meanwhile
-        home = home_from_env()
-    configure_logging(log_format=log_format, stderr_level=log_level or ("info" if is_daemon else "off"), log_file=home / "logs" / "icemaint.log")
+    ctx.obj = AppContext(config_path=config_path, log_format=log_format, log_level=log_level, daemon=ctx.invoked_subcommand == "daemon")
 
 
 def _register_commands() -> None:
@@ -47,7 +39,6 @@ _register_commands()
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; any error ends as one line on stderr and the contract's exit code."""
-    configure_quiet()
     try:
         code = cli.main(args=argv, prog_name="icemaint", standalone_mode=False)
     except click.exceptions.Abort as exc:
@@ -57,14 +48,26 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         _fail(exc.format_message(), EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
     except IcemaintError as exc:
-        log.error("command failed", error=str(exc), exc_info=exc.__cause__ is not None)
+        _log().error("command failed", error=str(exc), exc_info=exc.__cause__ is not None)
         _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
         interrupted()
     except Exception as exc:  # a bug: keep the trace in the log, one line on the terminal
-        log.error("unexpected error", exc_info=True)
+        _log().error("unexpected error", exc_info=True)
         _fail(f"unexpected {type(exc).__name__}: {redact_text(str(exc).splitlines()[0] if str(exc) else '')} (details in the log)", EXIT_FAILED)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _log():  # type: ignore[no-untyped-def]
+    """The logger for an error: the command's logs when it had set them up, else quiet ones
+    (structlog's defaults would print the traceback, with local variables, on stdout)."""
+    import structlog
+
+    from maintenance.logs import configure_quiet
+
+    if not structlog.is_configured():
+        configure_quiet()
+    return structlog.get_logger(__name__)
 
 
 def _fail(message: str, code: int) -> None:

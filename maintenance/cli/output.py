@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from maintenance.jobs.outcome import SKIPPED, JobResult
+from maintenance.state.statuses import SKIPPED
+
+if TYPE_CHECKING:
+    from maintenance.jobs.outcome import JobResult
 
 LIST_ITEMS_SHOWN = 10  # a list in text output: its first items and how many there are
 

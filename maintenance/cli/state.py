@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_json, emit_rows
 from maintenance.errors import UsageError
-from maintenance.state.database import head_revision, make_engine, upgrade
-from maintenance.state.leases import LeaseState
-from maintenance.state.runs import RunRecord
-from maintenance.state.store import open_state
+
+if TYPE_CHECKING:
+    from maintenance.state.leases import LeaseState
+    from maintenance.state.runs import RunRecord
 
 
 def iso_ms(value: int | None) -> str | None:
@@ -49,6 +49,8 @@ def register(cli: click.Group) -> None:
     @pass_app
     def db_upgrade(app: AppContext) -> None:
         """Apply migrations to the state database (a no-op when up to date)."""
+        from maintenance.state.database import head_revision, make_engine, upgrade
+
         revision = upgrade(make_engine(app.config.state_url))
         click.echo(f"state database at revision {revision} (head {head_revision()})")
 
@@ -59,7 +61,10 @@ def register(cli: click.Group) -> None:
         """Show table leases."""
         if ctx.invoked_subcommand is not None:
             return
+        from maintenance.state.store import open_state
+
         app: AppContext = ctx.find_object(AppContext)
+        app.start_logging()
         rows = [lease_json(lease) for lease in open_state(app.config).leases.list()]
         if as_json:
             emit_json(rows)
@@ -76,6 +81,8 @@ def register(cli: click.Group) -> None:
         """An operator's forced release: takes the lease from its holder and bumps its epoch
         (the holder is fenced at its next check). Another holder can take it once the old
         expiry has passed: until then the old holder may still be inside a proven deletion."""
+        from maintenance.state.store import open_state
+
         name = str(app.table(table))
         store = open_state(app.config).leases
         if not force:
@@ -96,6 +103,8 @@ def register(cli: click.Group) -> None:
     @pass_app
     def runs(app: AppContext, table: str | None, limit: int, as_json: bool) -> None:
         """Run history, newest first."""
+        from maintenance.state.store import open_state
+
         name = str(app.table(table)) if table else None
         records = [run_json(r) for r in open_state(app.config).runs.list(table=name, limit=limit)]
         if as_json:

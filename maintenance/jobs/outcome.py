@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from maintenance.state.runs import COMMITTED, FAILED, FENCED, INTERRUPTED, NOOP, SKIPPED
+from maintenance.state.statuses import COMMITTED, FAILED, FENCED, INTERRUPTED, NOOP, SKIPPED
 
 PLANNED = "planned"  # a dry run that found work (dry runs are never recorded)
 JOB_STATUSES = (COMMITTED, NOOP, SKIPPED, FENCED, FAILED, INTERRUPTED, PLANNED)  # how a job ends (a run may also be running or abandoned)

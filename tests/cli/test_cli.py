@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import assert_one_line_error, in_process, run_cli
+from tests.support.paths import REPO
+
+# What `--help` and `--version` must not import: each takes seconds to import, and a user
+# reading the help waits for none of them.
+HEAVY = {"pyspark", "py4j", "pyiceberg", "pyarrow", "sqlalchemy", "alembic", "structlog", "strictyaml", "yaml", "pydantic", "boto3",
+         "botocore", "pandas", "numpy", "apscheduler", "prometheus_client", "psycopg", "pymysql", "fsspec"}
 
 
 def test_unknown_table_exits_2(tmp_path: Path) -> None:
@@ -96,3 +104,52 @@ def test_a_wrong_database_is_a_configuration_error_and_an_unreachable_one_a_fail
     assert_one_line_error(run_cli("--config", str(config), "runs", home=tmp_path), 2, 'role "no_such_role_here" does not exist')
     config.write_text("state:\n  url: postgresql://icemaint@127.0.0.1:9/state\n")
     assert_one_line_error(run_cli("--config", str(config), "runs", home=tmp_path), 1, "state database unreachable")
+
+
+def _imported_by(*args: str) -> set[str]:
+    """The top-level packages `python -X importtime -m maintenance ARGS` imported, from its
+    own report on stderr."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "maintenance", *args], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Usage: icemaint" in proc.stdout or "version" in proc.stdout, proc.stdout
+    return {line.rsplit("|", 1)[1].strip().split(".")[0] for line in proc.stderr.splitlines() if line.startswith("import time:") and "|" in line}
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["merge", "--help"]])
+def test_help_and_version_import_no_heavy_module(args: list[str]) -> None:
+    imported = _imported_by(*args)
+    assert "click" in imported  # the report is read right
+    assert imported & HEAVY == set()
+
+
+_EVERY_HELP = """
+import json, sys
+import click
+from maintenance.cli.main import cli, main
+
+def paths(group, prefix):
+    for name, command in group.commands.items():
+        yield [*prefix, name]
+        if isinstance(command, click.Group):
+            yield from paths(command, [*prefix, name])
+
+shown = []
+for path in paths(cli, []):
+    try:
+        main([*path, "--help"])
+    except SystemExit as exc:
+        assert exc.code in (0, None), (path, exc.code)
+    shown.append(" ".join(path))
+print(json.dumps({"commands": shown, "modules": sorted({m.split(".")[0] for m in sys.modules})}))
+"""
+
+
+def test_every_commands_help_imports_no_heavy_module() -> None:
+    """`icemaint <command> --help` for every command and subcommand, in one process: the
+    modules loaded at the end are what all of them imported together."""
+    proc = subprocess.run([sys.executable, "-c", _EVERY_HELP], capture_output=True, text=True, cwd=REPO, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert {"merge", "plan", "run", "daemon", "workload cdc", "workload fleet", "leases release", "db upgrade"} <= set(report["commands"])
+    assert set(report["modules"]) & HEAVY == set()
+
