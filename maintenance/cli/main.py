@@ -6,6 +6,7 @@ command is there without pyiceberg, Spark, SQLAlchemy or structlog."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import click
 
@@ -16,14 +17,55 @@ from maintenance.logs import LOG_FORMATS, level_names
 from maintenance.redact import redact_text
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class IcemaintGroup(click.Group):
+    """The top-level group: its options that take a value (`--config`, `--log-format`,
+    `--log-level`) are accepted after the command too, as before it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_options(args, self.value_options()))
+
+    def value_options(self) -> set[str]:
+        return {name for p in self.params if isinstance(p, click.Option) and not p.is_flag for name in p.opts}
+
+
+def hoist_options(args: Sequence[str], names: set[str]) -> list[str]:
+    """`args` with every option of `names` and its value moved to the front, in their order
+    (so the last one given still wins), up to a `--`: `plan --config x T` is `--config x plan T`.
+    One left without its value (the last argument) ends the list there, so that click says
+    what it lacks rather than take the command for its value."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        name, has_value, _ = arg.partition("=")
+        if name in names:
+            if not has_value and i + 1 == len(args):
+                return [*front, arg]  # "Option '--config' requires an argument."
+            taken = 1 if has_value else 2
+            front.extend(args[i:i + taken])
+            i += taken
+            continue
+        rest.append(arg)
+        i += 1
+    return front + rest
+
+
+@click.group(cls=IcemaintGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--config", "config_path", metavar="PATH", help="Config file (default: $ICEMAINT_CONFIG, ./icemaint.yaml, else the embedded default).")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default=None, help="Log format on stderr (console on a TTY, json otherwise).")
 @click.option("--log-level", type=click.Choice(level_names()), default=None, help="Log level on stderr (default: off for commands, info for the daemon).")
 @click.version_option(package_name="icemaint")
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, log_format: str | None, log_level: str | None) -> None:
-    """icemaint: keeps Iceberg merge-on-read tables healthy."""
+    """icemaint: keeps Iceberg merge-on-read tables healthy.
+
+    \b
+    --config, --log-format and --log-level may also follow the command:
+    `icemaint plan --config x` is `icemaint --config x plan`."""
     ctx.obj = AppContext(config_path=config_path, log_format=log_format, log_level=log_level, daemon=ctx.invoked_subcommand == "daemon")
 
 

@@ -115,7 +115,7 @@ def _imported_by(*args: str) -> set[str]:
     return {line.rsplit("|", 1)[1].strip().split(".")[0] for line in proc.stderr.splitlines() if line.startswith("import time:") and "|" in line}
 
 
-@pytest.mark.parametrize("args", [["--help"], ["--version"], ["merge", "--help"]])
+@pytest.mark.parametrize("args", [["--help"], ["--version"], ["merge", "--help"], ["plan", "--config", "x.yaml", "--help"]])
 def test_help_and_version_import_no_heavy_module(args: list[str]) -> None:
     imported = _imported_by(*args)
     assert "click" in imported  # the report is read right
@@ -153,3 +153,19 @@ def test_every_commands_help_imports_no_heavy_module() -> None:
     assert {"merge", "plan", "run", "daemon", "workload cdc", "workload fleet", "leases release", "db upgrade"} <= set(report["commands"])
     assert set(report["modules"]) & HEAVY == set()
 
+
+def test_global_options_after_the_command(tmp_path: Path) -> None:
+    """`--config`, `--log-format` and `--log-level` work after the command (and its
+    subcommand, and its arguments) as before it."""
+    missing = str(tmp_path / "nope.yaml")
+    for args in (["plan", "--config", missing], [f"--config={missing}", "plan"], ["plan", f"--config={missing}"],
+                 ["workload", "fleet", "--tables", "1", "--config", missing], ["health", "a.b", "--config", missing]):
+        assert_one_line_error(run_cli(*args, home=tmp_path), 2, "cannot read config", "nope.yaml")
+    config = tmp_path / "icemaint.yaml"
+    config.write_text(f"home: {tmp_path / 'elsewhere'}\n")
+    for args in (["--config", str(config), "db", "upgrade"], ["db", "upgrade", "--config", str(config), "--log-level", "info", "--log-format", "json"]):
+        proc = run_cli(*args, home=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "elsewhere" / "state.db").exists() and not (tmp_path / "state.db").exists()
+    assert_one_line_error(run_cli("db", "upgrade", "--log-level", "nonsense", home=tmp_path), 2, "--log-level", "nonsense")
+    assert_one_line_error(run_cli("plan", "--config", home=tmp_path), 2, "'--config' requires an argument")
