@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -11,11 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import assert_one_line_error, in_process, run_cli
+from tests.support.daemon import EVALUATIONS_OK, free_port, healthz, metric, stop_daemon, wait_for
 from tests.support.paths import REPO
 
-# What `--help` and `--version` must not import: each takes seconds to import, and a user
-# reading the help waits for none of them.
-HEAVY = {"pyspark", "py4j", "pyiceberg", "pyarrow", "sqlalchemy", "alembic", "structlog", "strictyaml", "yaml", "pydantic", "boto3",
+# What `--help` and `--version` must not import: together they took 3 s to import here
+# (pyiceberg's catalogs alone 0.8 s), and a user reading the help needs none of them. PyYAML
+# (30 ms) may come: `daemon --help` reads its defaults from `config.DaemonConfig`.
+HEAVY = {"pyspark", "py4j", "pyiceberg", "pyarrow", "sqlalchemy", "alembic", "structlog", "strictyaml", "pydantic", "boto3",
          "botocore", "pandas", "numpy", "apscheduler", "prometheus_client", "psycopg", "pymysql", "fsspec"}
 
 
@@ -169,3 +172,37 @@ def test_global_options_after_the_command(tmp_path: Path) -> None:
     assert (tmp_path / "elsewhere" / "state.db").exists() and not (tmp_path / "state.db").exists()
     assert_one_line_error(run_cli("db", "upgrade", "--log-level", "nonsense", home=tmp_path), 2, "--log-level", "nonsense")
     assert_one_line_error(run_cli("plan", "--config", home=tmp_path), 2, "'--config' requires an argument")
+
+
+def test_daemon_help_lists_its_settings(tmp_path: Path) -> None:
+    proc = run_cli("daemon", "--help", home=tmp_path)
+    shown = " ".join(proc.stdout.split())  # click wraps the help to the terminal
+    assert proc.returncode == 0, proc.stderr
+    for flag, default in (("--interval DURATION", "daemon.interval of the config, else 1m"), ("--max-concurrent-jobs N", "else 2"),
+                          ("--spark-idle DURATION", "daemon.spark_idle of the config, else 5m"), ("--shutdown-grace DURATION", "else 2m"),
+                          ("--metrics-port PORT", "daemon.metrics_port of the config, else 9464"), ("--metrics-host HOST", "else 0.0.0.0"),
+                          ("--metrics-tables N", "else 100")):
+        assert flag in shown and default in shown, (flag, shown)
+    assert_one_line_error(run_cli("daemon", "--interval", "5", home=tmp_path), 2, "--interval", "needs a unit")
+    assert_one_line_error(run_cli("daemon", "--max-concurrent-jobs", "0", home=tmp_path), 2, "--max-concurrent-jobs")
+
+
+def test_daemon_flags_override_the_configs_daemon_section(tmp_path: Path) -> None:
+    """The config says an hour between evaluations and no HTTP port; the flags say a second
+    and a port: the daemon serves on that port and evaluates every second."""
+    config = tmp_path / "icemaint.yaml"
+    config.write_text("daemon:\n  interval: 1h\n  metrics_port: 0\n  max_concurrent_jobs: 1\n")
+    port = free_port()
+    log = tmp_path / "daemon.log"
+    env = {**os.environ, "ICEMAINT_HOME": str(tmp_path / "home")}
+    env.pop("ICEMAINT_CONFIG", None)
+    daemon = subprocess.Popen([sys.executable, "-m", "maintenance", "daemon", "--config", str(config), "--interval", "1s", "--metrics-port", str(port),
+                               "--metrics-host", "127.0.0.1", "--max-concurrent-jobs", "3"], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
+    try:
+        wait_for(lambda: healthz(port)[0] == 200, 60, "/healthz on the port of --metrics-port", [log])
+        wait_for(lambda: metric(port, EVALUATIONS_OK) >= 3, 30, "an evaluation every second", [log])
+    finally:
+        code = stop_daemon(daemon, log)
+    assert code == 0, log.read_text()[-3000:]
+    started = next(json.loads(line) for line in log.read_text().splitlines() if '"daemon started"' in line)
+    assert (started["interval_s"], started["max_concurrent_jobs"], started["metrics_port"]) == (1.0, 3, port)
