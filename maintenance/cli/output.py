@@ -76,7 +76,7 @@ def report(result: JobResult, as_json: bool) -> None:
         emit_json(result.to_json())
         return
     if result.status == SKIPPED:  # not an error: why it did not run
-        emit_fields(f"{result.job} {result.table}: skipped ({result.error})", result.to_json(), skip=("error",))
+        emit_fields(f"{result.job} {result.table}: skipped ({result.reason})", result.to_json(), skip=("reason",))
         return
     if result.reason is not None:  # a noop: why, in the title
         emit_fields(f"{result.job} {result.table}: {result.status}, {result.reason}", result.to_json(), skip=("reason",))

@@ -8,7 +8,7 @@ import click
 
 from maintenance.cli.actions import evaluate_tables, run_decisions
 from maintenance.cli.app import AppContext, pass_app
-from maintenance.cli.output import emit_json, emit_rows
+from maintenance.cli.output import emit_json, emit_json_line, emit_rows
 from maintenance.cli.params import DURATION, POSITIVE_DURATION, DaemonSetting
 from maintenance.errors import EXIT_FAILED, EXIT_OK
 from maintenance.jobs.registry import JOB_NAMES
@@ -66,8 +66,11 @@ def register(cli: click.Group) -> None:
         evaluation, policies, state = evaluate_tables(app, tables)
         chosen = named_jobs(evaluation, list(jobs), include_disabled=bool(tables)) if jobs else evaluation.due
         results = run_decisions(app, state, chosen, policies, dry_run=dry_run, recheck=not jobs, as_json=as_json)
+        evaluated = len({d.table for d in evaluation.decisions})
         if not chosen and not as_json:
-            click.echo(f"nothing due on {len({d.table for d in evaluation.decisions})} table(s)")
+            click.echo(f"nothing due on {evaluated} table(s)")
+        elif not chosen and dry_run:  # a dry run always answers; a real one appends only job results (cron's JSON Lines file)
+            emit_json_line({"status": "nothing due", "tables": evaluated, "dry_run": True})
         _report_problems(evaluation.problems)
         return EXIT_OK if all(r.ok for r in results) and not evaluation.problems else EXIT_FAILED
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -10,14 +9,11 @@ import click
 from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_json, emit_rows
 from maintenance.errors import UsageError
+from maintenance.jobs.outcome import iso_ms
 
 if TYPE_CHECKING:
     from maintenance.state.leases import LeaseState
     from maintenance.state.runs import RunRecord
-
-
-def iso_ms(value: int | None) -> str | None:
-    return None if value is None else datetime.fromtimestamp(value / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
 
 
 def lease_json(lease: LeaseState) -> dict[str, Any]:
