@@ -10,6 +10,7 @@ from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_json, emit_rows
 from maintenance.errors import UsageError
 from maintenance.jobs.outcome import iso_ms
+from maintenance.units import format_seconds
 
 if TYPE_CHECKING:
     from maintenance.state.leases import LeaseState
@@ -33,7 +34,14 @@ def run_json(run: RunRecord) -> dict[str, Any]:
     out = run.to_json()
     out["started_at"] = iso_ms(out.pop("started_at_ms"))
     out["ended_at"] = iso_ms(out.pop("ended_at_ms"))
+    out["duration_s"] = None if run.ended_at_ms is None else round((run.ended_at_ms - run.started_at_ms) / 1000, 3)
     return out
+
+
+def _run_row(record: dict[str, Any]) -> dict[str, Any]:
+    """A run as a line of text: its duration for people (`4m05s`; `-` while running)."""
+    seconds = record["duration_s"]
+    return {**record, "duration": None if seconds is None else format_seconds(seconds)}
 
 
 def register(cli: click.Group) -> None:
@@ -106,6 +114,6 @@ def register(cli: click.Group) -> None:
         if as_json:
             emit_json(records)
         elif records:
-            emit_rows(records, ["started_at", "table", "job", "status", "snapshot_id", "run_id", "error"])
+            emit_rows([_run_row(r) for r in records], ["started_at", "duration", "table", "job", "status", "snapshot_id", "run_id", "error"])
         else:
             click.echo("no runs")
