@@ -6,7 +6,7 @@ each other.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +14,7 @@ from maintenance.cli.output import emit_fields, emit_json_line, emit_rows, repor
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import UnknownSnapshotError
 from maintenance.jobs.spec import Progress, no_progress
+from maintenance.units import format_bytes
 
 if TYPE_CHECKING:  # the rest is imported where it is used: `--help` needs none of it (`cli/app.py`)
     from maintenance.cli.app import AppContext
@@ -21,8 +22,9 @@ if TYPE_CHECKING:  # the rest is imported where it is used: `--help` needs none 
     from maintenance.table.health import TableHealth
     from maintenance.workload.cdc import CdcOptions, CdcResult
 
-_PARTITION_COLUMNS = ["partition", "data_files", "data_records", "position_delete_files", "position_delete_records", "equality_delete_files",
-                      "equality_delete_records", "deletion_vectors"]
+_PARTITION_COLUMNS = ["partition", "data_files", "data_bytes", "data_records", "position_delete_files", "position_delete_records",
+                      "equality_delete_files", "equality_delete_records", "deletion_vectors"]
+_SIZES = ("data_bytes",)  # in binary units in text (JSON keeps the bytes)
 
 
 def collect_health(app: AppContext, name: str) -> TableHealth:
@@ -54,10 +56,17 @@ def collect_fingerprint(app: AppContext, name: str, snapshot_id: int | None = No
 
 
 def print_health(health: TableHealth) -> None:
-    emit_fields(f"health of {health.table}", health.to_json())
+    """The table's counters, sizes in binary units; then one line per partition (a
+    partitioned table), with its spec when the table has had more than one."""
+    emit_fields(f"health of {health.table}", _human_sizes(health.to_json()), skip=("partitions",))
     if any(p.partition for p in health.partitions):
-        click.echo("")
-        emit_rows([p.__dict__ for p in health.partitions], _PARTITION_COLUMNS)
+        click.echo(f"  partitions ({len(health.partitions):,}):")
+        several_specs = len({p.spec_id for p in health.partitions}) > 1
+        emit_rows([_human_sizes(p.__dict__) for p in health.partitions], [*_PARTITION_COLUMNS, *(["spec_id"] if several_specs else [])], indent="    ")
+
+
+def _human_sizes(fields: dict[str, Any]) -> dict[str, Any]:
+    return {key: format_bytes(value) if key in _SIZES and value is not None else value for key, value in fields.items()}
 
 
 def generate_cdc(app: AppContext, table: str, options: CdcOptions, *, show_progress: bool = False) -> CdcResult:

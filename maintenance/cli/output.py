@@ -58,13 +58,13 @@ def _item(value: Any) -> str:
     return " ".join(parts)
 
 
-def emit_rows(rows: list[Mapping[str, Any]], columns: list[str]) -> None:
+def emit_rows(rows: list[Mapping[str, Any]], columns: list[str], *, indent: str = "") -> None:
     if not rows:
         return
     widths = {c: max(len(c), *(len(_cell(r.get(c))) for r in rows)) for c in columns}
-    click.echo("  ".join(c.ljust(widths[c]) for c in columns))
+    click.echo(indent + "  ".join(c.ljust(widths[c]) for c in columns).rstrip())
     for row in rows:
-        click.echo("  ".join(_cell(row.get(c)).ljust(widths[c]) for c in columns))
+        click.echo(indent + "  ".join(_cell(row.get(c)).ljust(widths[c]) for c in columns).rstrip())
 
 
 def _cell(value: Any) -> str:

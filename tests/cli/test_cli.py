@@ -206,3 +206,21 @@ def test_daemon_flags_override_the_configs_daemon_section(tmp_path: Path) -> Non
     assert code == 0, log.read_text()[-3000:]
     started = next(json.loads(line) for line in log.read_text().splitlines() if '"daemon started"' in line)
     assert (started["interval_s"], started["max_concurrent_jobs"], started["metrics_port"]) == (1.0, 3, port)
+
+
+def test_health_text_shows_sizes_in_binary_units_and_each_partition_once(tmp_path: Path) -> None:
+    made = run_cli("workload", "fleet", "--tables", "1", "--partitions", "3", "--rows", "2000", home=tmp_path)
+    assert made.returncode == 0, made.stderr
+    health = json.loads(run_cli("health", "fleet.t00000", "--json", home=tmp_path).stdout)
+    assert isinstance(health["data_bytes"], int) and all(isinstance(p["data_bytes"], int) for p in health["partitions"])  # JSON: bytes
+
+    proc = run_cli("health", "fleet.t00000", home=tmp_path)
+
+    assert proc.returncode == 0, proc.stderr
+    shown = re.search(r"^\s*data_bytes\s+(\S+) (\S+)$", proc.stdout, re.M)
+    assert shown is not None and shown[2] == "KiB" and abs(float(shown[1]) - health["data_bytes"] / 1024) <= 0.05, proc.stdout
+    lines = proc.stdout.splitlines()
+    for partition in health["partitions"]:
+        (line,) = [line for line in lines if partition["partition"] in line]  # once
+        assert f"{partition['data_bytes'] / 1024:.1f} KiB" in line and f"  {partition['data_records']}  " in line, line
+    assert "partitions (3):" in proc.stdout
