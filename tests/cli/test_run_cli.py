@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -156,3 +157,25 @@ def test_a_dry_run_with_nothing_due_says_so(tmp_path: Path) -> None:
     assert json_lines(dry.stdout) == [{"status": "nothing due", "tables": 2, "dry_run": True}]
     real = run_cli("--config", str(cfg), "run", "--json", home=tmp_path)
     assert real.returncode == 0 and real.stdout == ""  # cron's JSON Lines file gets job results only
+
+
+def test_plan_says_how_far_each_trigger_is_from_its_threshold(tmp_path: Path) -> None:
+    """Not due because no trigger is reached: each trigger's value against its threshold,
+    in the JSON's and the text's reason."""
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "p.yaml").write_text("name: p\njobs:\n  merge:\n    when:\n      equality_delete_files: 10\n  compact:\n    when:\n"
+                                     "      small_files: 20\n  expire:\n    when:\n      snapshots: 100\n      oldest_snapshot_age: 5d\n")
+    cfg = tmp_path / "icemaint.yaml"
+    cfg.write_text(f"home: {tmp_path}\npolicies: {policies}\n")
+    made = run_cli("--config", str(cfg), "workload", "fleet", "--tables", "1", "--commits", "3", "--partitions", "2", home=tmp_path)
+    assert made.returncode == 0, made.stderr
+
+    planned = run_cli("--config", str(cfg), "plan", "--all", "--json", home=tmp_path)
+
+    reasons = {d["job"]: d["reason"] for d in json.loads(planned.stdout)["decisions"]}
+    assert reasons["merge"] == "no trigger reached: equality_delete_files 0 < 10", reasons
+    assert reasons["compact"] == "no trigger reached: small_files 6 < 20", reasons  # 3 appends to 2 partitions
+    assert re.fullmatch(r"no trigger reached: snapshots 3 < 100; oldest_snapshot_age [\d.]+m?s < 5d", reasons["expire"]), reasons
+    text = run_cli("--config", str(cfg), "plan", "--all", home=tmp_path).stdout
+    assert "no trigger reached: equality_delete_files 0 < 10" in text and "small_files 6 < 20" in text
