@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from maintenance.workload.fleet import FleetOptions, FleetResult
 
 MAX_ROWS = 20_000_000  # the generator models every live row in memory (a few hundred bytes each)
+MAX_FLEET_ROWS = 1_000_000  # rows of one fleet append, built in memory at once (about 200 bytes each in Python and Arrow)
 
 
 def register(cli: click.Group) -> None:
@@ -57,7 +58,8 @@ def register(cli: click.Group) -> None:
     @click.option("--namespace", default="fleet", show_default=True, help="Their namespace, in the default catalog (or catalog.namespace).")
     @click.option("--prefix", default="t", show_default=True, help="Table names: the prefix and a zero-padded number.")
     @click.option("--commits", type=click.IntRange(min=1), default=3, show_default=True, help="Appends per table (one snapshot each).")
-    @click.option("--rows", type=click.IntRange(min=1), default=100, show_default=True, help="Rows per append.")
+    @click.option("--rows", type=click.IntRange(min=1, max=MAX_FLEET_ROWS), default=100, show_default=True,
+                  help=f"Rows per append (at most {MAX_FLEET_ROWS:,}: each append is built in memory; fleets are many small tables).")
     @click.option("--partitions", type=click.IntRange(min=1), default=2, show_default=True, help="Partitions per table (identity on region).")
     @click.option("--seed", type=int, default=7, show_default=True)
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

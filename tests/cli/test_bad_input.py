@@ -113,3 +113,40 @@ def test_ctrl_c_at_any_moment_is_one_line_and_an_interrupted_run(tmp_path: Path)
     lease = state.leases.get("local.demo.orders")
     assert lease is not None and not lease.held
     assert json.loads(run_cli("leases", "--json", home=tmp_path).stdout)[0]["held"] is False
+
+
+def test_an_impossible_fleet_size_is_refused_at_once(tmp_path: Path) -> None:
+    """`--rows` is per append, built in memory: 10**12 was a MemoryError (exit 1)."""
+    started = time.monotonic()
+    assert_one_line_error(run_cli("workload", "fleet", "--tables", "1", "--rows", "1000000000000", home=tmp_path), 2, "--rows", "1000000")
+    assert time.monotonic() - started < 30
+
+
+def test_a_policy_file_that_is_not_utf8_names_the_file(tmp_path: Path) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "good.yaml").write_text("name: good\njobs:\n  orphans:\n    every: 1d\n")
+    (policies / "latin1.yaml").write_bytes("name: caf\u00e9\njobs:\n  orphans:\n    every: 1d\n".encode("latin-1"))
+    config = tmp_path / "icemaint.yaml"
+    config.write_text(f"policies: {policies}\n")
+    for command in ("plan", "run"):
+        assert_one_line_error(run_cli("--config", str(config), command, home=tmp_path), 2, f"{policies / 'latin1.yaml'}:1: not UTF-8 text")
+
+
+def _fleet_home(tmp_path: Path, *args: str) -> Config:
+    made = run_cli("workload", "fleet", "--tables", "1", *args, home=tmp_path)
+    assert made.returncode == 0, made.stderr
+    from maintenance.config import parse_config
+
+    return parse_config({"home": str(tmp_path)}, source="test", base_dir=tmp_path)
+
+
+def test_a_where_that_does_not_parse_is_one_short_line_naming_where(tmp_path: Path) -> None:
+    """pyparsing's message spells out the whole grammar (2,000 characters on one line)."""
+    _fleet_home(tmp_path)
+    for job in ("merge", "compact"):
+        for predicate, at in (("region = = 3", "at column 1"), ("region = 3 AND", "at column 15 (the end)")):
+            proc = run_cli(job, "fleet.t00000", "--where", predicate, home=tmp_path)
+            assert_one_line_error(proc, 2, "--where", f"'{predicate}' does not parse {at}", "region = 3")
+            assert len(proc.stderr) < 300 and "W:(" not in proc.stderr, proc.stderr
+
