@@ -6,13 +6,15 @@ each other.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from maintenance.cli.output import emit_fields, emit_json_line, emit_rows, report
 from maintenance.cli.progress import progress_display, wanted
-from maintenance.errors import UnknownSnapshotError
+from maintenance.errors import UnknownSnapshotError, UnreadableMetadataError
 from maintenance.jobs.spec import Progress, no_progress
 from maintenance.units import format_bytes
 
@@ -32,7 +34,18 @@ def collect_health(app: AppContext, name: str) -> TableHealth:
     from maintenance.table.health import table_health
 
     ref = app.table(name)
-    return table_health(str(ref), load_table(app.config, ref), small_file_bytes=app.config.health.small_file_bytes)
+    table = load_table(app.config, ref)
+    with naming_the_table(ref):
+        return table_health(str(ref), table, small_file_bytes=app.config.health.small_file_bytes)
+
+
+@contextmanager
+def naming_the_table(ref: object) -> Iterator[None]:
+    """A damaged manifest list or manifest, reported with the table's name as well as the file's."""
+    try:
+        yield
+    except UnreadableMetadataError as exc:
+        raise UnreadableMetadataError(f"table '{ref}': {exc}") from exc
 
 
 def collect_fingerprint(app: AppContext, name: str, snapshot_id: int | None = None, progress: Progress = no_progress) -> Fingerprint:
@@ -50,7 +63,8 @@ def collect_fingerprint(app: AppContext, name: str, snapshot_id: int | None = No
         raise UnknownSnapshotError(f"table '{ref}' has no snapshot {snapshot_id}")
     progress("starting Spark")
     spark = get_spark(app.config)
-    files = snapshot_files(table, snapshot_id) if snapshot_id is not None else None
+    with naming_the_table(ref):
+        files = snapshot_files(table, snapshot_id) if snapshot_id is not None else None
     progress("reading", data_files=len(files.data) if files else 0, mib=round(sum(f.size for f in files.data) / 2**20) if files else 0)
     return content_fingerprint(spark, ref, snapshot_id)
 

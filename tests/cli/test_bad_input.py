@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from maintenance.catalogs import load_table
+from maintenance.catalogs import load_table, parse_table_ref
 from maintenance.config import Config
 from maintenance.jobs.runner import run_job
 from maintenance.state.store import open_state
@@ -150,3 +150,32 @@ def test_a_where_that_does_not_parse_is_one_short_line_naming_where(tmp_path: Pa
             assert_one_line_error(proc, 2, "--where", f"'{predicate}' does not parse {at}", "region = 3")
             assert len(proc.stderr) < 300 and "W:(" not in proc.stderr, proc.stderr
 
+
+def _damage(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "empty":
+        path.write_bytes(b"")
+    elif how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    else:  # its last data block overwritten
+        path.write_bytes(data[:-200] + b"\xff" * 100 + data[-100:])
+
+
+@pytest.mark.parametrize("how", ["empty", "truncated", "overwritten"])
+def test_a_damaged_manifest_list_or_manifest_is_exit_1_naming_the_file(tmp_path: Path, how: str) -> None:
+    """A read failure, not a usage error: exit 1, one line naming the table and the file
+    (an empty manifest list was EOFError, which click took for "aborted")."""
+    config = _fleet_home(tmp_path)
+    table = load_table(config, parse_table_ref("fleet.t00000", config))
+    manifest_list = local(table.current_snapshot().manifest_list)
+    manifest = local(table.current_snapshot().manifests(table.io)[0].manifest_path)
+    for damaged in (manifest_list, manifest):
+        kept = damaged.read_bytes()
+        _damage(damaged, how)
+        try:
+            for command in (["health", "fleet.t00000"], ["merge", "fleet.t00000", "--dry-run"], ["plan", "fleet.t00000"], ["run", "--dry-run"]):
+                proc = run_cli(*command, home=tmp_path)
+                assert_one_line_error(proc, 1, "local.fleet.t00000", damaged.name, "is damaged")
+        finally:
+            damaged.write_bytes(kept)
+    assert run_cli("health", "fleet.t00000", home=tmp_path).returncode == 0
