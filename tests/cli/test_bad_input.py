@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -179,3 +180,48 @@ def test_a_damaged_manifest_list_or_manifest_is_exit_1_naming_the_file(tmp_path:
         finally:
             damaged.write_bytes(kept)
     assert run_cli("health", "fleet.t00000", home=tmp_path).returncode == 0
+
+
+def _opened(pid: int, path: Path, timeout_s: float = 60) -> None:
+    """Wait until process `pid` has `path` open (it has got as far as its database)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if any(os.path.realpath(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir()):
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"process {pid} never opened {path}")
+
+
+def test_a_second_ctrl_c_stops_at_once_even_inside_a_call_that_does_not_return(tmp_path: Path) -> None:
+    """Another process holds the SQLite state database's write lock: `leases release` waits
+    in SQLite's busy handler (60 s), C code where Python runs no signal handler, so the first
+    Ctrl-C cannot act. The second stops it at once: exit 130, one line."""
+    assert run_cli("db", "upgrade", home=tmp_path).returncode == 0
+    database = (tmp_path / "state.db").resolve()
+    writer = sqlite3.connect(database, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # a long write transaction elsewhere
+    writer.execute("CREATE TABLE a_long_write (x int)")
+    env = {**os.environ, "ICEMAINT_HOME": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "maintenance", "leases", "release", "demo.orders", "--force"], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _opened(proc.pid, database)
+        time.sleep(1.0)
+        os.kill(proc.pid, signal.SIGINT)
+        time.sleep(1.5)
+        assert proc.poll() is None  # the first one waits for the call to return
+        os.kill(proc.pid, signal.SIGINT)
+        second = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+        stopped_after_s = time.monotonic() - second
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert proc.returncode == 130 and stopped_after_s < 5, (proc.returncode, stopped_after_s, err)
+    assert err.strip().splitlines() == ["icemaint: error: interrupted twice: stopped at once, without cleaning up (leases it held expire by themselves)"]
