@@ -17,20 +17,29 @@ import logging
 import logging.handlers
 import sys
 from pathlib import Path
-
-import structlog
+from typing import TYPE_CHECKING
 
 from maintenance.redact import redact_value
 
+if TYPE_CHECKING:
+    import structlog
+
+# The names the command line offers (`--log-format`, `--log-level`) are here without
+# structlog, which is imported only when logging is configured: `icemaint --help` needs
+# the names, not the library.
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR, "off": logging.CRITICAL + 10}
 LOG_FORMATS = ("json", "console")
 
-_shared_processors: list[structlog.typing.Processor] = [
-    structlog.contextvars.merge_contextvars,
-    structlog.stdlib.add_log_level,
-    structlog.stdlib.add_logger_name,
-    structlog.processors.TimeStamper(fmt="iso", utc=True),
-]
+
+def _shared_processors() -> list[structlog.typing.Processor]:
+    import structlog
+
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_log_level,
+        structlog.stdlib.add_logger_name,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+    ]
 
 
 def configure_quiet() -> None:
@@ -44,9 +53,11 @@ def default_log_format() -> str:
 
 
 def configure_logging(*, log_format: str | None, stderr_level: str, log_file: Path | None) -> None:
+    import structlog
+
     log_format = log_format or default_log_format()
     structlog.configure(
-        processors=[*_shared_processors, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        processors=[*_shared_processors(), structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=True,
@@ -97,8 +108,10 @@ def _redacted(logger: object, method: str, event: structlog.typing.EventDict) ->
 
 
 def _formatter(renderer: structlog.typing.Processor) -> structlog.stdlib.ProcessorFormatter:
+    import structlog
+
     return structlog.stdlib.ProcessorFormatter(
-        foreign_pre_chain=_shared_processors,
+        foreign_pre_chain=_shared_processors(),
         processors=[
             structlog.stdlib.ProcessorFormatter.remove_processors_meta,
             structlog.processors.format_exc_info,

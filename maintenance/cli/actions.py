@@ -6,31 +6,55 @@ each other.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
 import click
 
-from maintenance.catalogs import load_table
-from maintenance.cli.app import AppContext
 from maintenance.cli.output import emit_fields, emit_json_line, emit_rows, report
 from maintenance.cli.progress import progress_display, wanted
-from maintenance.errors import UnknownSnapshotError
+from maintenance.errors import UnknownSnapshotError, UnreadableMetadataError
 from maintenance.jobs.spec import Progress, no_progress
-from maintenance.spark.fingerprint import Fingerprint, content_fingerprint
-from maintenance.spark.session import get_spark
-from maintenance.table.files import snapshot_files
-from maintenance.table.health import TableHealth, table_health
-from maintenance.workload.cdc import CdcOptions, CdcResult, run_cdc_workload
+from maintenance.units import format_bytes
 
-_PARTITION_COLUMNS = ["partition", "data_files", "data_records", "position_delete_files", "position_delete_records", "equality_delete_files",
-                      "equality_delete_records", "deletion_vectors"]
+if TYPE_CHECKING:  # the rest is imported where it is used: `--help` needs none of it (`cli/app.py`)
+    from maintenance.cli.app import AppContext
+    from maintenance.spark.fingerprint import Fingerprint
+    from maintenance.table.health import TableHealth
+    from maintenance.workload.cdc import CdcOptions, CdcResult
+
+_PARTITION_COLUMNS = ["partition", "data_files", "data_bytes", "data_records", "position_delete_files", "position_delete_records",
+                      "equality_delete_files", "equality_delete_records", "deletion_vectors"]
+_SIZES = ("data_bytes",)  # in binary units in text (JSON keeps the bytes)
 
 
 def collect_health(app: AppContext, name: str) -> TableHealth:
+    from maintenance.catalogs import load_table
+    from maintenance.table.health import table_health
+
     ref = app.table(name)
-    return table_health(str(ref), load_table(app.config, ref), small_file_bytes=app.config.health.small_file_bytes)
+    table = load_table(app.config, ref)
+    with naming_the_table(ref):
+        return table_health(str(ref), table, small_file_bytes=app.config.health.small_file_bytes)
+
+
+@contextmanager
+def naming_the_table(ref: object) -> Iterator[None]:
+    """A damaged manifest list or manifest, reported with the table's name as well as the file's."""
+    try:
+        yield
+    except UnreadableMetadataError as exc:
+        raise UnreadableMetadataError(f"table '{ref}': {exc}") from exc
 
 
 def collect_fingerprint(app: AppContext, name: str, snapshot_id: int | None = None, progress: Progress = no_progress) -> Fingerprint:
     """Checks the table and snapshot through pyiceberg first, so bad names fail before Spark starts."""
+    from maintenance.catalogs import load_table
+    from maintenance.spark.fingerprint import content_fingerprint
+    from maintenance.spark.session import get_spark
+    from maintenance.table.files import snapshot_files
+
     ref = app.table(name)
     table = load_table(app.config, ref)
     if snapshot_id is None:
@@ -39,19 +63,30 @@ def collect_fingerprint(app: AppContext, name: str, snapshot_id: int | None = No
         raise UnknownSnapshotError(f"table '{ref}' has no snapshot {snapshot_id}")
     progress("starting Spark")
     spark = get_spark(app.config)
-    files = snapshot_files(table, snapshot_id) if snapshot_id is not None else None
+    with naming_the_table(ref):
+        files = snapshot_files(table, snapshot_id) if snapshot_id is not None else None
     progress("reading", data_files=len(files.data) if files else 0, mib=round(sum(f.size for f in files.data) / 2**20) if files else 0)
     return content_fingerprint(spark, ref, snapshot_id)
 
 
 def print_health(health: TableHealth) -> None:
-    emit_fields(f"health of {health.table}", health.to_json())
+    """The table's counters, sizes in binary units; then one line per partition (a
+    partitioned table), with its spec when the table has had more than one."""
+    emit_fields(f"health of {health.table}", _human_sizes(health.to_json()), skip=("partitions",))
     if any(p.partition for p in health.partitions):
-        click.echo("")
-        emit_rows([p.__dict__ for p in health.partitions], _PARTITION_COLUMNS)
+        click.echo(f"  partitions ({len(health.partitions):,}):")
+        several_specs = len({p.spec_id for p in health.partitions}) > 1
+        emit_rows([_human_sizes(p.__dict__) for p in health.partitions], [*_PARTITION_COLUMNS, *(["spec_id"] if several_specs else [])], indent="    ")
+
+
+def _human_sizes(fields: dict[str, Any]) -> dict[str, Any]:
+    return {key: format_bytes(value) if key in _SIZES and value is not None else value for key, value in fields.items()}
 
 
 def generate_cdc(app: AppContext, table: str, options: CdcOptions, *, show_progress: bool = False) -> CdcResult:
+    from maintenance.spark.session import get_spark
+    from maintenance.workload.cdc import run_cdc_workload
+
     ref = app.table(table)
     with progress_display(f"workload {ref}", enabled=show_progress) as progress:
         progress("starting Spark")

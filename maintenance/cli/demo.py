@@ -6,16 +6,10 @@ import time
 
 import click
 
-from maintenance.catalogs import load_table, table_exists
 from maintenance.cli.actions import collect_fingerprint, collect_health, evaluate_tables, generate_cdc, print_health, run_decisions
 from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_fields
 from maintenance.errors import EXIT_FAILED, EXIT_OK, UsageError
-from maintenance.spark.errors import java_errors
-from maintenance.spark.session import get_spark
-from maintenance.state.store import open_state
-from maintenance.workload.cdc import CdcOptions
-from maintenance.workload.shape import SHAPE_PROPERTY
 
 DEMO_TABLE = "demo.orders"
 
@@ -28,6 +22,13 @@ def register(cli: click.Group) -> None:
     @pass_app
     def demo(app: AppContext, table: str, rows: int, commits: int) -> int:
         """Generate a CDC table, show its health, run one policy-driven cycle, verify its content."""
+        from maintenance.catalogs import load_table, table_exists
+        from maintenance.spark.errors import java_errors
+        from maintenance.spark.session import get_spark
+        from maintenance.state.store import open_state
+        from maintenance.workload.cdc import CdcOptions
+        from maintenance.workload.shape import SHAPE_PROPERTY
+
         ref = app.table(table)
         if table_exists(app.config, ref):
             if SHAPE_PROPERTY not in load_table(app.config, ref).properties:

@@ -14,4 +14,6 @@ def interrupted() -> None:
     """How every command ends on SIGINT or SIGTERM."""
     interrupts.end_children()
     sys.stderr.write("icemaint: error: interrupted\n")
+    sys.stderr.flush()
+    interrupts.reported()
     sys.exit(INTERRUPTED)

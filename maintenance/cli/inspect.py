@@ -9,9 +9,6 @@ from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_fields, emit_json
 from maintenance.cli.progress import progress_display, wanted
 
-_PARTITION_COLUMNS = ["partition", "data_files", "data_records", "position_delete_files", "position_delete_records", "equality_delete_files",
-                      "equality_delete_records", "deletion_vectors"]
-
 
 def register(cli: click.Group) -> None:
     @cli.command()

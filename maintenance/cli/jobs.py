@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from maintenance.cli.actions import naming_the_table
 from maintenance.cli.output import emit_json, emit_rows, report
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import EXIT_FAILED, EXIT_OK
@@ -35,7 +36,7 @@ def run_and_report(app: AppContext, table: str, spec: JobSpec, options: Any, *, 
     loaded = load_table(app.config, ref)  # an unknown table is a usage error, before any lease
     if spec.check_table is not None:
         spec.check_table(loaded, options)
-    with progress_display(f"{spec.name} {ref}", enabled=wanted(as_json)) as progress:
+    with progress_display(f"{spec.name} {ref}", enabled=wanted(as_json)) as progress, naming_the_table(ref):
         result = run_job(app.config, ref, spec, options, dry_run=dry_run, verify=verify, progress=progress)
     report(result, as_json)
     return EXIT_OK if result.ok else EXIT_FAILED

@@ -1,38 +1,72 @@
-"""Entry point: global options, and the one place errors become a line and an exit code."""
+"""Entry point: global options, and the one place errors become a line and an exit code.
+
+Importing this imports every command module, each light (`cli/app.py`): the help of every
+command is there without pyiceberg, Spark, SQLAlchemy or structlog."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import click
-import structlog
 
 from maintenance.cli.app import AppContext
 from maintenance.cli.exits import interrupted
-from maintenance.config import home_from_env
 from maintenance.errors import EXIT_FAILED, EXIT_USAGE, IcemaintError
-from maintenance.logs import LOG_FORMATS, configure_logging, configure_quiet, level_names
+from maintenance.logs import LOG_FORMATS, level_names
 from maintenance.redact import redact_text
 
-log = structlog.get_logger(__name__)
+
+class IcemaintGroup(click.Group):
+    """The top-level group: its options that take a value (`--config`, `--log-format`,
+    `--log-level`) are accepted after the command too, as before it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_options(args, self.value_options()))
+
+    def value_options(self) -> set[str]:
+        return {name for p in self.params if isinstance(p, click.Option) and not p.is_flag for name in p.opts}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+def hoist_options(args: Sequence[str], names: set[str]) -> list[str]:
+    """`args` with every option of `names` and its value moved to the front, in their order
+    (so the last one given still wins), up to a `--`: `plan --config x T` is `--config x plan T`.
+    One left without its value (the last argument) ends the list there, so that click says
+    what it lacks rather than take the command for its value."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        name, has_value, _ = arg.partition("=")
+        if name in names:
+            if not has_value and i + 1 == len(args):
+                return [*front, arg]  # "Option '--config' requires an argument."
+            taken = 1 if has_value else 2
+            front.extend(args[i:i + taken])
+            i += taken
+            continue
+        rest.append(arg)
+        i += 1
+    return front + rest
+
+
+@click.group(cls=IcemaintGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
 @click.option("--config", "config_path", metavar="PATH", help="Config file (default: $ICEMAINT_CONFIG, ./icemaint.yaml, else the embedded default).")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default=None, help="Log format on stderr (console on a TTY, json otherwise).")
 @click.option("--log-level", type=click.Choice(level_names()), default=None, help="Log level on stderr (default: off for commands, info for the daemon).")
 @click.version_option(package_name="icemaint")
 @click.pass_context
 def cli(ctx: click.Context, config_path: str | None, log_format: str | None, log_level: str | None) -> None:
-    """icemaint: keeps Iceberg merge-on-read tables healthy."""
-    app = AppContext(config_path=config_path)
-    ctx.obj = app
-    is_daemon = ctx.invoked_subcommand == "daemon"
-    try:
-        home = app.config.home
-    except Exception:  # noqa: BLE001 - reported when a command needs the config; the log goes to the default home meanwhile
-        home = home_from_env()
-    configure_logging(log_format=log_format, stderr_level=log_level or ("info" if is_daemon else "off"), log_file=home / "logs" / "icemaint.log")
+    """icemaint: keeps Iceberg merge-on-read tables healthy.
+
+    \b
+    --config, --log-format and --log-level may also follow the command:
+    `icemaint plan --config x` is `icemaint --config x plan`."""
+    ctx.obj = AppContext(config_path=config_path, log_format=log_format, log_level=log_level, daemon=ctx.invoked_subcommand == "daemon")
 
 
 def _register_commands() -> None:
@@ -47,7 +81,6 @@ _register_commands()
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; any error ends as one line on stderr and the contract's exit code."""
-    configure_quiet()
     try:
         code = cli.main(args=argv, prog_name="icemaint", standalone_mode=False)
     except click.exceptions.Abort as exc:
@@ -57,14 +90,26 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         _fail(exc.format_message(), EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
     except IcemaintError as exc:
-        log.error("command failed", error=str(exc), exc_info=exc.__cause__ is not None)
+        _log().error("command failed", error=str(exc), exc_info=exc.__cause__ is not None)
         _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
         interrupted()
     except Exception as exc:  # a bug: keep the trace in the log, one line on the terminal
-        log.error("unexpected error", exc_info=True)
+        _log().error("unexpected error", exc_info=True)
         _fail(f"unexpected {type(exc).__name__}: {redact_text(str(exc).splitlines()[0] if str(exc) else '')} (details in the log)", EXIT_FAILED)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _log():  # type: ignore[no-untyped-def]
+    """The logger for an error: the command's logs when it had set them up, else quiet ones
+    (structlog's defaults would print the traceback, with local variables, on stdout)."""
+    import structlog
+
+    from maintenance.logs import configure_quiet
+
+    if not structlog.is_configured():
+        configure_quiet()
+    return structlog.get_logger(__name__)
 
 
 def _fail(message: str, code: int) -> None:

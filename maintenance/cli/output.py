@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from maintenance.jobs.outcome import SKIPPED, JobResult
+from maintenance.state.statuses import SKIPPED
+
+if TYPE_CHECKING:
+    from maintenance.jobs.outcome import JobResult
 
 LIST_ITEMS_SHOWN = 10  # a list in text output: its first items and how many there are
 
@@ -55,13 +58,13 @@ def _item(value: Any) -> str:
     return " ".join(parts)
 
 
-def emit_rows(rows: list[Mapping[str, Any]], columns: list[str]) -> None:
+def emit_rows(rows: list[Mapping[str, Any]], columns: list[str], *, indent: str = "") -> None:
     if not rows:
         return
     widths = {c: max(len(c), *(len(_cell(r.get(c))) for r in rows)) for c in columns}
-    click.echo("  ".join(c.ljust(widths[c]) for c in columns))
+    click.echo(indent + "  ".join(c.ljust(widths[c]) for c in columns).rstrip())
     for row in rows:
-        click.echo("  ".join(_cell(row.get(c)).ljust(widths[c]) for c in columns))
+        click.echo(indent + "  ".join(_cell(row.get(c)).ljust(widths[c]) for c in columns).rstrip())
 
 
 def _cell(value: Any) -> str:
@@ -73,7 +76,7 @@ def report(result: JobResult, as_json: bool) -> None:
         emit_json(result.to_json())
         return
     if result.status == SKIPPED:  # not an error: why it did not run
-        emit_fields(f"{result.job} {result.table}: skipped ({result.error})", result.to_json(), skip=("error",))
+        emit_fields(f"{result.job} {result.table}: skipped ({result.reason})", result.to_json(), skip=("reason",))
         return
     if result.reason is not None:  # a noop: why, in the title
         emit_fields(f"{result.job} {result.table}: {result.status}, {result.reason}", result.to_json(), skip=("reason",))

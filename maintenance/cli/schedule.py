@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import click
 
 from maintenance.cli.actions import evaluate_tables, run_decisions
 from maintenance.cli.app import AppContext, pass_app
-from maintenance.cli.output import emit_json, emit_rows
+from maintenance.cli.output import emit_json, emit_json_line, emit_rows
+from maintenance.cli.params import DURATION, POSITIVE_DURATION, DaemonSetting
 from maintenance.errors import EXIT_FAILED, EXIT_OK
 from maintenance.jobs.registry import JOB_NAMES
 
@@ -63,15 +66,36 @@ def register(cli: click.Group) -> None:
         evaluation, policies, state = evaluate_tables(app, tables)
         chosen = named_jobs(evaluation, list(jobs), include_disabled=bool(tables)) if jobs else evaluation.due
         results = run_decisions(app, state, chosen, policies, dry_run=dry_run, recheck=not jobs, as_json=as_json)
+        evaluated = len({d.table for d in evaluation.decisions})
         if not chosen and not as_json:
-            click.echo(f"nothing due on {len({d.table for d in evaluation.decisions})} table(s)")
+            click.echo(f"nothing due on {evaluated} table(s)")
+        elif not chosen and dry_run:  # a dry run always answers; a real one appends only job results (cron's JSON Lines file)
+            emit_json_line({"status": "nothing due", "tables": evaluated, "dry_run": True})
         _report_problems(evaluation.problems)
         return EXIT_OK if all(r.ok for r in results) and not evaluation.problems else EXIT_FAILED
 
     @cli.command()
+    @click.option("--interval", cls=DaemonSetting, key="interval", type=POSITIVE_DURATION, metavar="DURATION", help="Between evaluations of every table.")
+    @click.option("--max-concurrent-jobs", cls=DaemonSetting, key="max_concurrent_jobs", type=click.IntRange(min=1), metavar="N",
+                  help="Tables worked on at once (one job per table at a time).")
+    @click.option("--spark-idle", cls=DaemonSetting, key="spark_idle", type=DURATION, metavar="DURATION", help="Stop Spark after this long without a job.")
+    @click.option("--shutdown-grace", cls=DaemonSetting, key="shutdown_grace", type=DURATION, metavar="DURATION",
+                  help="On SIGTERM/SIGINT, let running jobs finish this long, then cancel them.")
+    @click.option("--metrics-port", cls=DaemonSetting, key="metrics_port", type=click.IntRange(0, 65535), metavar="PORT",
+                  help="Port of /metrics, the probes and the status page; 0 turns them off.")
+    @click.option("--metrics-host", cls=DaemonSetting, key="metrics_host", metavar="HOST", help="Address they listen on; 127.0.0.1 keeps them local.")
+    @click.option("--metrics-tables", cls=DaemonSetting, key="metrics_tables", type=click.IntRange(min=0), metavar="N",
+                  help="Per-table metric series for at most this many tables; 0: none.")
     @pass_app
-    def daemon(app: AppContext) -> int:
-        """The scheduler: evaluates every table on an interval and runs what is due, until SIGTERM/SIGINT."""
+    def daemon(app: AppContext, **settings: object) -> int:
+        """The scheduler: evaluates every table on an interval and runs what is due, until SIGTERM/SIGINT.
+
+        Its settings are the config's `daemon:` section (README, Deployment); each flag overrides one key."""
         from maintenance.daemon.service import Daemon
 
-        return Daemon(app.config).run()
+        config = app.config
+        flags = [p for p in click.get_current_context().command.params if isinstance(p, DaemonSetting)]
+        given = {flag.attribute: settings[flag.name] for flag in flags if flag.name and settings[flag.name] is not None}
+        if given:
+            config = dataclasses.replace(config, daemon=dataclasses.replace(config.daemon, **given))
+        return Daemon(config).run()

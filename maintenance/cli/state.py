@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_json, emit_rows
 from maintenance.errors import UsageError
-from maintenance.state.database import head_revision, make_engine, upgrade
-from maintenance.state.leases import LeaseState
-from maintenance.state.runs import RunRecord
-from maintenance.state.store import open_state
+from maintenance.jobs.outcome import iso_ms
+from maintenance.units import format_seconds
 
-
-def iso_ms(value: int | None) -> str | None:
-    return None if value is None else datetime.fromtimestamp(value / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+if TYPE_CHECKING:
+    from maintenance.state.leases import LeaseState
+    from maintenance.state.runs import RunRecord
 
 
 def lease_json(lease: LeaseState) -> dict[str, Any]:
@@ -37,7 +34,14 @@ def run_json(run: RunRecord) -> dict[str, Any]:
     out = run.to_json()
     out["started_at"] = iso_ms(out.pop("started_at_ms"))
     out["ended_at"] = iso_ms(out.pop("ended_at_ms"))
+    out["duration_s"] = None if run.ended_at_ms is None else round((run.ended_at_ms - run.started_at_ms) / 1000, 3)
     return out
+
+
+def _run_row(record: dict[str, Any]) -> dict[str, Any]:
+    """A run as a line of text: its duration for people (`4m05s`; `-` while running)."""
+    seconds = record["duration_s"]
+    return {**record, "duration": None if seconds is None else format_seconds(seconds)}
 
 
 def register(cli: click.Group) -> None:
@@ -49,6 +53,8 @@ def register(cli: click.Group) -> None:
     @pass_app
     def db_upgrade(app: AppContext) -> None:
         """Apply migrations to the state database (a no-op when up to date)."""
+        from maintenance.state.database import head_revision, make_engine, upgrade
+
         revision = upgrade(make_engine(app.config.state_url))
         click.echo(f"state database at revision {revision} (head {head_revision()})")
 
@@ -59,7 +65,10 @@ def register(cli: click.Group) -> None:
         """Show table leases."""
         if ctx.invoked_subcommand is not None:
             return
+        from maintenance.state.store import open_state
+
         app: AppContext = ctx.find_object(AppContext)
+        app.start_logging()
         rows = [lease_json(lease) for lease in open_state(app.config).leases.list()]
         if as_json:
             emit_json(rows)
@@ -76,6 +85,8 @@ def register(cli: click.Group) -> None:
         """An operator's forced release: takes the lease from its holder and bumps its epoch
         (the holder is fenced at its next check). Another holder can take it once the old
         expiry has passed: until then the old holder may still be inside a proven deletion."""
+        from maintenance.state.store import open_state
+
         name = str(app.table(table))
         store = open_state(app.config).leases
         if not force:
@@ -96,11 +107,13 @@ def register(cli: click.Group) -> None:
     @pass_app
     def runs(app: AppContext, table: str | None, limit: int, as_json: bool) -> None:
         """Run history, newest first."""
+        from maintenance.state.store import open_state
+
         name = str(app.table(table)) if table else None
         records = [run_json(r) for r in open_state(app.config).runs.list(table=name, limit=limit)]
         if as_json:
             emit_json(records)
         elif records:
-            emit_rows(records, ["started_at", "table", "job", "status", "snapshot_id", "run_id", "error"])
+            emit_rows([_run_row(r) for r in records], ["started_at", "duration", "table", "job", "status", "snapshot_id", "run_id", "error"])
         else:
             click.echo("no runs")

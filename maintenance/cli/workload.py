@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,11 +13,13 @@ from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_fields, emit_json
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import UsageError
-from maintenance.workload.cdc import CdcOptions
-from maintenance.workload.fleet import FleetOptions, FleetResult, make_fleet
 from maintenance.workload.shape import KEYS, PARTITIONINGS, TableShape
 
+if TYPE_CHECKING:
+    from maintenance.workload.fleet import FleetOptions, FleetResult
+
 MAX_ROWS = 20_000_000  # the generator models every live row in memory (a few hundred bytes each)
+MAX_FLEET_ROWS = 1_000_000  # rows of one fleet append, built in memory at once (about 200 bytes each in Python and Arrow)
 
 
 def register(cli: click.Group) -> None:
@@ -42,6 +45,8 @@ def register(cli: click.Group) -> None:
     @pass_app
     def cdc(app: AppContext, table: str, rows: int, commits: int, update_ratio: float, delete_ratio: float, partitions: int, unpartitioned: bool, partitioning: str, key: str, format_version: str, seed: int, as_json: bool) -> None:
         """Create (or extend) a merge-on-read table and write K upsert commits like a CDC sink."""
+        from maintenance.workload.cdc import CdcOptions
+
         shape = TableShape(partitioning="none" if unpartitioned else partitioning, partitions=partitions, key=key)
         options = CdcOptions(rows=rows, commits=commits, update_ratio=update_ratio, delete_ratio=delete_ratio, seed=seed, shape=shape,
                              format_version=int(format_version))
@@ -53,13 +58,16 @@ def register(cli: click.Group) -> None:
     @click.option("--namespace", default="fleet", show_default=True, help="Their namespace, in the default catalog (or catalog.namespace).")
     @click.option("--prefix", default="t", show_default=True, help="Table names: the prefix and a zero-padded number.")
     @click.option("--commits", type=click.IntRange(min=1), default=3, show_default=True, help="Appends per table (one snapshot each).")
-    @click.option("--rows", type=click.IntRange(min=1), default=100, show_default=True, help="Rows per append.")
+    @click.option("--rows", type=click.IntRange(min=1, max=MAX_FLEET_ROWS), default=100, show_default=True,
+                  help=f"Rows per append (at most {MAX_FLEET_ROWS:,}: each append is built in memory; fleets are many small tables).")
     @click.option("--partitions", type=click.IntRange(min=1), default=2, show_default=True, help="Partitions per table (identity on region).")
     @click.option("--seed", type=int, default=7, show_default=True)
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @pass_app
     def fleet(app: AppContext, tables: int, namespace: str, prefix: str, commits: int, rows: int, partitions: int, seed: int, as_json: bool) -> None:
         """Create many small tables at once (pyiceberg only: no Spark job per table), for fleet-scale planning."""
+        from maintenance.workload.fleet import FleetOptions
+
         result = generate_fleet(app, namespace, FleetOptions(tables=tables, prefix=prefix, commits=commits, rows=rows, partitions=partitions, seed=seed),
                                 show_progress=wanted(as_json))
         emit_json(result.to_json()) if as_json else emit_fields(f"fleet of {tables:,} tables in {result.catalog}.{result.namespace}", result.to_json())
@@ -68,6 +76,7 @@ def register(cli: click.Group) -> None:
 def generate_fleet(app: AppContext, namespace: str, options: FleetOptions, *, show_progress: bool = False) -> FleetResult:
     """The fleet in `namespace`: `ns` in the default catalog, or `catalog.ns`."""
     from maintenance.catalogs import get_catalog
+    from maintenance.workload.fleet import make_fleet
 
     parts = namespace.strip().split(".")
     if any(not part for part in parts):

@@ -310,10 +310,12 @@ class Predicate(Kind):
             return None
         from pyiceberg.expressions.parser import parse
 
+        from maintenance.table.row_filter import syntax_error
+
         try:
             parse(text.strip())
-        except Exception as exc:  # noqa: BLE001 (pyparsing's errors: the wording is all that matters)
-            raise OptionError(f"{text.strip()!r} does not parse: {str(exc).splitlines()[0]}") from None
+        except Exception as exc:  # noqa: BLE001 (pyparsing's errors: where it stopped is all that matters)
+            raise OptionError(syntax_error(text.strip(), exc)) from None
         return text.strip()
 
     def parse_value(self, value: Any) -> str:

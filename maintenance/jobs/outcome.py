@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
-from maintenance.state.runs import COMMITTED, FAILED, FENCED, INTERRUPTED, NOOP, SKIPPED
+from maintenance.state.statuses import COMMITTED, FAILED, FENCED, INTERRUPTED, NOOP, SKIPPED
 
 PLANNED = "planned"  # a dry run that found work (dry runs are never recorded)
 JOB_STATUSES = (COMMITTED, NOOP, SKIPPED, FENCED, FAILED, INTERRUPTED, PLANNED)  # how a job ends (a run may also be running or abandoned)
 Counters = dict[str, Any]
+
+
+def iso_ms(epoch_ms: int | None) -> str | None:
+    """A time in milliseconds since the epoch as ISO 8601 in UTC, to the millisecond."""
+    return None if epoch_ms is None else datetime.fromtimestamp(epoch_ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
 
 
 @dataclass
@@ -42,14 +48,16 @@ class JobResult:
     snapshot_id: int | None = None
     duration_s: float = 0.0
     counters: Counters = field(default_factory=dict)
-    error: str | None = None
-    reason: str | None = None  # a noop's: why there was nothing to do (the plan's `nothing_to_do`)
+    error: str | None = None  # a failed, fenced or interrupted run's
+    reason: str | None = None  # a noop's: why there was nothing to do (the plan's `nothing_to_do`); a skip's: why it did not run
     effect: str | None = None  # a committed job's that made no snapshot: what it changed instead (`JobOutcome.effect`)
     dry_run: bool = False
     fingerprint_before: str | None = None
     fingerprint_after: str | None = None
     content_verified: bool | None = None
     verify_counters: Counters = field(default_factory=dict)  # what verification read (`verify_data_files`, ...)
+    started_at_ms: int | None = None  # wall clock, when the run asked for its lease (a dry run: began planning)
+    ended_at_ms: int | None = None
 
     @property
     def ok(self) -> bool:
@@ -63,6 +71,8 @@ class JobResult:
             "run_id": self.run_id,
             "snapshot_id": self.snapshot_id,
             "duration_s": round(self.duration_s, 3),
+            "started_at": iso_ms(self.started_at_ms),
+            "ended_at": iso_ms(self.ended_at_ms),
             **self.counters,
         }
         if self.dry_run:

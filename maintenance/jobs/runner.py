@@ -104,17 +104,17 @@ def dry_run_job(config: Config, ref: TableRef, spec: JobSpec, options: Any, prep
     change. No lease is taken and nothing is recorded: a dry run leaves nothing that later
     planning reads (the run history decides when jobs are due). `planned` when the plan
     found work, `noop` when not."""
-    started = time.monotonic()
-    inputs = PlanInput(ref, load_table(config, ref), config, int(time.time() * 1000))
+    started, started_at_ms = time.monotonic(), _now_ms()
+    inputs = PlanInput(ref, load_table(config, ref), config, started_at_ms)
     refusal = spec.refusal(inputs.table.metadata.format_version, str(ref))
-    result = JobResult(job=spec.name, table=str(ref), status=FAILED, run_id=None, dry_run=True)
+    result = JobResult(job=spec.name, table=str(ref), status=FAILED, run_id=None, dry_run=True, started_at_ms=started_at_ms)
     if refusal is not None:
         result.error = refusal
     else:
         plan = _plan(inputs, spec, options, prepared)
         result.status, result.counters = (NOOP if plan.empty else PLANNED), plan.counters(detail=True)
         result.reason = plan.nothing_to_do() if plan.empty else None
-    result.duration_s = time.monotonic() - started
+    result.duration_s, result.ended_at_ms = time.monotonic() - started, _now_ms()
     log.info("dry run", **{k: v for k, v in result.to_json().items() if not isinstance(v, (list, dict))})
     return result
 
@@ -164,7 +164,7 @@ def run_under_lease(
     state = state or open_state(config)
     holder = holder or new_holder_id()
     ttl_s = config.leases.ttl_seconds
-    started = time.monotonic()
+    started, started_at_ms = time.monotonic(), _now_ms()
     run_id = str(uuid.uuid4())
     table_name = str(ref)
     asked_at = time.monotonic()
@@ -173,12 +173,13 @@ def run_under_lease(
         other = state.leases.get(table_name)
         state.runs.start(run_id, table_name, job, holder_id=holder, lease_epoch=None, status=SKIPPED)
         reason = f"leased by {other.holder}" if other and other.holder else "lease not available"
-        state.runs.finish(run_id, SKIPPED, error=reason)
+        state.runs.finish(run_id, SKIPPED, error=reason)  # the history's one column for why a run did not end well
         log.info("job skipped", table=table_name, job=job, reason=reason)
-        return JobResult(job=job, table=table_name, status=SKIPPED, run_id=run_id, error=reason, duration_s=time.monotonic() - started)
+        return JobResult(job=job, table=table_name, status=SKIPPED, run_id=run_id, reason=reason, duration_s=time.monotonic() - started,
+                         started_at_ms=started_at_ms, ended_at_ms=_now_ms())
 
     structlog.contextvars.bind_contextvars(table=table_name, job=job, run_id=run_id)
-    result = JobResult(job=job, table=table_name, status=FAILED, run_id=run_id)
+    result = JobResult(job=job, table=table_name, status=FAILED, run_id=run_id, started_at_ms=started_at_ms)
     recorder = StageRecorder(state.runs, run_id)
     try:
         abandoned = state.runs.abandon_running(table_name, taken_by=holder, epoch=lease.epoch)
@@ -192,12 +193,12 @@ def run_under_lease(
             context = JobContext(config=config, ref=ref, job=job, run_id=run_id, fence=fence, verify=verify, progress=_logged(progress, recorder))
             reason = precheck() if precheck is not None else None
             if reason is not None:
-                result.status, result.error = SKIPPED, reason
+                result.status, result.reason = SKIPPED, reason
             else:
                 _run(context, work, result)
             lease = keeper.lease
     finally:
-        result.duration_s = time.monotonic() - started
+        result.duration_s, result.ended_at_ms = time.monotonic() - started, _now_ms()
         recorder.close()  # its last stage before its end
         _record_end(state, result, lease.epoch, config=config, ref=ref, health=_reads_health_after(job), evaluated=evaluated)
         try:
@@ -207,6 +208,10 @@ def run_under_lease(
         structlog.contextvars.unbind_contextvars("table", "job", "run_id")
     log.info("job ended", **{k: v for k, v in result.to_json().items() if not isinstance(v, list)})
     return result
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
 
 
 def _logged(progress: Progress, recorder: StageRecorder) -> Progress:
@@ -300,7 +305,8 @@ def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Con
                         **result.verify_counters)
     health_after = _health_at_end(config, ref, evaluated) if health and config is not None and ref is not None else None
     try:
-        state.runs.finish(result.run_id or "", result.status, snapshot_id=result.snapshot_id, counters=counters, error=result.error, lease_epoch=epoch,
+        error = result.reason if result.status == SKIPPED else result.error  # a skip's reason, in the history's one column for it
+        state.runs.finish(result.run_id or "", result.status, snapshot_id=result.snapshot_id, counters=counters, error=error, lease_epoch=epoch,
                           health=health_after)
     except StateUnavailableError:
         log.error("could not record the end of the run", status=result.status)

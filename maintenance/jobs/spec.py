@@ -1,7 +1,8 @@
 """The job contract: what every job is, so the rest of icemaint never special-cases one.
 
 A job is a folder under `maintenance/jobs/` whose `__init__.py` exports `SPEC`, and one
-line in `registry.py`. The spec names its typed options (one parser for policies, table
+line in `registry.py`. The spec names its functions by `lazy`, so reading the registry (the
+command line's help, `icemaint jobs`) imports no job's planner or runner, nor pyiceberg. The spec names its typed options (one parser for policies, table
 properties and flags: `options.py`), a pure `plan` (metadata only, never Spark: the
 daemon runs it while evaluating and the job reuses it when nothing moved), a `run` that
 does the work from that plan, and a rough `estimate` for `icemaint plan`. Everything
@@ -11,25 +12,41 @@ the run record) is the runner's, done once for all jobs.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from pyiceberg.table import Table
-
-from maintenance.catalogs import TableRef
-from maintenance.config import Config
 from maintenance.jobs.options import OptionSpec, declared, parse_options
-from maintenance.table.files import SnapshotFiles, snapshot_files
 
 if TYPE_CHECKING:
+    from pyiceberg.table import Table
+
+    from maintenance.catalogs import TableRef
+    from maintenance.config import Config
     from maintenance.jobs.context import JobContext
     from maintenance.jobs.outcome import JobOutcome
+    from maintenance.table.files import SnapshotFiles
     from maintenance.table.health import TableHealth
 
 
 SCAN_BYTES_PER_S = 100 * 1024 * 1024  # the pace job estimates assume: one core reading Parquet
+
+
+def lazy(module: str, name: str) -> Callable[..., Any]:
+    """The function `name` of `module`, imported on its first call: a job's spec names its
+    planner and runner so, and importing the spec stays cheap."""
+    found: list[Callable[..., Any]] = []
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not found:
+            found.append(getattr(importlib.import_module(module), name))
+        return found[0](*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__module__ = module
+    return call
 
 
 class Plan(Protocol):
@@ -63,6 +80,8 @@ class PlanInput:
     @cached_property
     def files(self) -> SnapshotFiles:
         """The current snapshot's live files (read once per process and snapshot)."""
+        from maintenance.table.files import snapshot_files
+
         return self.files_hint if self.files_hint is not None else snapshot_files(self.table)
 
 

@@ -82,9 +82,12 @@ def load_policies(folder: Path) -> list[Policy]:
 def load_policy_file(path: Path) -> Policy:
     source = str(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise PolicyError(f"{source}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise PolicyError(f"{source}:{line}: not UTF-8 text (byte {exc.start} cannot be decoded)") from None
     raw, lines = _compose(text, source)
     return parse_policy(raw, _Where(source, lines), default_name=path.stem)
 

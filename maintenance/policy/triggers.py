@@ -6,10 +6,13 @@ when any one of them reaches its threshold.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from maintenance.durations import format_duration
 from maintenance.table.health import TableHealth
+from maintenance.units import format_seconds
 
 
 @dataclass(frozen=True)
@@ -74,13 +77,32 @@ MEASURES: dict[str, Measure] = {
 
 def fired(triggers: dict[str, float], health: TableHealth) -> list[str]:
     """The triggers reached, as reasons (`equality_delete_files 12 >= 1`)."""
-    reasons = []
+    return [text for reached, text in compared(triggers, health) if reached]
+
+
+def not_reached(triggers: dict[str, float], health: TableHealth) -> list[str]:
+    """The triggers not reached, each value against its threshold (`equality_delete_files 3 < 10`):
+    why a job is not due, in numbers an operator can weigh against the policy."""
+    return [text for reached, text in compared(triggers, health) if not reached]
+
+
+def compared(triggers: dict[str, float], health: TableHealth) -> list[tuple[bool, str]]:
+    """Each trigger: whether it is reached, and its value against its threshold."""
+    out = []
     for name, threshold in triggers.items():
         measure = MEASURES[name]
         value = measure.read(health)
-        if measure.reached(value, threshold):
-            reasons.append(f"{name} {_fmt(value)} {'<=' if measure.at_most else '>='} {_fmt(threshold)}")
-    return reasons
+        reached = measure.reached(value, threshold)
+        if reached:
+            sign = "<=" if measure.at_most else ">="
+        else:
+            sign = ">" if measure.at_most else "<"
+        if measure.duration:  # as policies write them: `oldest_snapshot_age 12m45s < 5d`
+            shown, limit = format_seconds(value), format_duration(threshold)
+        else:
+            shown, limit = (_fmt(value) if math.isfinite(value) else "n/a"), _fmt(threshold)  # n/a: avg_data_file_bytes of one data file
+        out.append((reached, f"{name} {shown} {sign} {limit}"))
+    return out
 
 
 def _fmt(value: float) -> str:

@@ -23,7 +23,7 @@ from maintenance.jobs import registry
 from maintenance.jobs.outcome import COMMITTED, FAILED, FENCED, NOOP
 from maintenance.jobs.spec import PreparedPlan
 from maintenance.policy.model import JobPolicy, TablePolicy
-from maintenance.policy.triggers import fired
+from maintenance.policy.triggers import fired, not_reached
 from maintenance.state.runs import RunRecord
 from maintenance.table.health import TableHealth
 from maintenance.table.reader_cost import NO_COST, ReaderCost, reader_cost
@@ -108,7 +108,7 @@ def _due(policy: JobPolicy, health: TableHealth, history: list[RunRecord], now: 
     if policy.triggers:
         reasons = fired(policy.triggers, health)
         if not reasons:
-            return False, "no trigger reached"
+            return False, f"no trigger reached: {'; '.join(not_reached(policy.triggers, health))}"
         return True, "; ".join(reasons)
     if last_done is None:
         return True, "scheduled; never ran"

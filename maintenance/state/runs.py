@@ -11,11 +11,10 @@ from sqlalchemy import Engine, and_, delete, func, insert, or_, select, update
 
 from maintenance.state.database import db_now_ms, unavailable_as_error
 from maintenance.state.schema import RunRow
+from maintenance.state.statuses import ABANDONED, COMMITTED, FAILED, FENCED, INTERRUPTED, NOOP, RUNNING, SKIPPED, STATUSES
 
+__all__ = ["ABANDONED", "COMMITTED", "FAILED", "FENCED", "INTERRUPTED", "NOOP", "RUNNING", "SKIPPED", "STATUSES", "RunRecord", "RunStore"]
 runs = RunRow.__table__
-RUNNING, COMMITTED, NOOP, SKIPPED, FENCED, FAILED, ABANDONED = "running", "committed", "noop", "skipped", "fenced", "failed", "abandoned"
-INTERRUPTED = "interrupted"  # SIGINT or SIGTERM stopped it; its holder recorded that and released the lease
-STATUSES = (RUNNING, COMMITTED, NOOP, SKIPPED, FENCED, FAILED, INTERRUPTED, ABANDONED)  # ABANDONED: its holder died; set by the next holder
 
 
 @dataclass(frozen=True)

@@ -277,6 +277,8 @@ def snapshot_files(table: Table, snapshot_id: int | None = None, *, reuse: Snaps
                   for manifest, entries in live_entries(table.io, [m for m in manifests if m.manifest_path not in known]) for entry in entries]
     except OSError as exc:
         raise UnreadableMetadataError(f"snapshot {snapshot_id} cannot be read: {_one_line(exc)}") from exc
+    except CorruptMetadataError as exc:
+        raise UnreadableMetadataError(f"snapshot {snapshot_id} cannot be read: {exc}") from exc
     result = SnapshotFiles(key[0], snapshot_id, snapshot.sequence_number or 0, metadata.format_version, schema, specs, files,
                            [_manifest_info(m) for m in manifests])
     CACHE.put(key, result)
@@ -318,6 +320,16 @@ def child_snapshot_files(table: Table, parent: SnapshotFiles, snapshot_id: int, 
     return child
 
 
+class CorruptMetadataError(UnreadableMetadataError):
+    """A manifest list or manifest that was read but does not decode (truncated, overwritten):
+    the table is damaged. The message names the file; the decoder's words are its detail."""
+
+    def __init__(self, kind: str, path: str, cause: Exception) -> None:
+        detail = str(cause).splitlines()[0][:160] if str(cause) else ""
+        kind_of = type(cause).__qualname__ if type(cause).__module__ == "builtins" else f"{type(cause).__module__}.{type(cause).__qualname__}"
+        super().__init__(f"{kind} {path} is damaged: it does not decode as Avro ({kind_of}{': ' + detail if detail else ''})")
+
+
 def _one_line(exc: OSError) -> str:
     """pyarrow's message, without its multi-line detail ("Failed to open local file 'x'")."""
     return str(exc).split(". Detail:")[0].splitlines()[0] if str(exc) else type(exc).__name__
@@ -350,26 +362,37 @@ def snapshot_manifests(io: FileIO, snapshot: Snapshot) -> list[ManifestFile]:
     so each manifest's `first_row_id` is there when the writer set it."""
     if not snapshot.manifest_list:
         return []
-    with AvroFile[ManifestFile](
-        io.new_input(snapshot.manifest_list),
-        MANIFEST_LIST_FILE_SCHEMAS[3],
-        read_types={-1: ManifestFile, 508: PartitionFieldSummary},
-        read_enums={517: ManifestContent},
-    ) as reader:
-        return list(reader)
+    try:
+        with AvroFile[ManifestFile](
+            io.new_input(snapshot.manifest_list),
+            MANIFEST_LIST_FILE_SCHEMAS[3],
+            read_types={-1: ManifestFile, 508: PartitionFieldSummary},
+            read_enums={517: ManifestContent},
+        ) as reader:
+            return list(reader)
+    except OSError:
+        raise  # storage: the callers say what could not be read
+    except Exception as exc:  # noqa: BLE001 - whatever a damaged file makes the Avro decoder raise (EOFError, UnicodeDecodeError, ...)
+        raise CorruptMetadataError("manifest list", snapshot.manifest_list, exc) from exc
 
 
 def read_manifest(io: FileIO, manifest: ManifestFile, *, discard_deleted: bool) -> list[ManifestEntry]:
     """One manifest's entries, read with the v3 entry schema (a superset of v1 and v2),
     sequence numbers and first row ids inherited."""
     CACHE.manifests_read += 1
-    with AvroFile[ManifestEntry](
-        io.new_input(manifest.manifest_path),
-        MANIFEST_ENTRY_SCHEMAS[3],
-        read_types={-1: ManifestEntry, 2: DataFile},
-        read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent},
-    ) as reader:
-        entries = [_inherit_from_manifest(e, manifest) for e in reader]
+    try:
+        with AvroFile[ManifestEntry](
+            io.new_input(manifest.manifest_path),
+            MANIFEST_ENTRY_SCHEMAS[3],
+            read_types={-1: ManifestEntry, 2: DataFile},
+            read_enums={0: ManifestEntryStatus, 101: FileFormat, 134: DataFileContent},
+        ) as reader:
+            read = list(reader)
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - as in snapshot_manifests
+        raise CorruptMetadataError("manifest", manifest.manifest_path, exc) from exc
+    entries = [_inherit_from_manifest(e, manifest) for e in read]
     _inherit_first_row_ids(entries, manifest)
     return [e for e in entries if not discard_deleted or e.status != ManifestEntryStatus.DELETED]
 

@@ -32,13 +32,26 @@ from pyiceberg.typedef import Record
 from maintenance.errors import PredicateError
 from maintenance.table.files import TableFile
 
+SYNTAX = "comparisons such as region = 3, region IN (1, 2), name LIKE 'a%' or day >= '2026-11-01', joined by AND, OR and NOT"
+
+
+def syntax_error(text: str, exc: Exception) -> str:
+    """Why `text` does not parse, in one short line: where pyparsing stopped and what a
+    predicate looks like (its own message spells out the whole grammar, hundreds of
+    characters, on the terminal)."""
+    loc = getattr(exc, "loc", None)
+    if not isinstance(loc, int) or not 0 <= loc <= len(text):
+        return f"{text!r} does not parse: write {SYNTAX}"
+    at = f"{text[loc:]!r}" if loc < len(text) else "the end"
+    return f"{text!r} does not parse at column {loc + 1} ({at}): write {SYNTAX}"
+
 
 def parse_where(where: str, schema: Schema) -> BooleanExpression:
     """The predicate, checked against the table's schema (case-insensitive, as Spark SQL)."""
     try:
         expression = parse(where)
-    except Exception as exc:  # noqa: BLE001 (pyparsing's errors: the wording is all that matters)
-        raise PredicateError(f"where '{where}' does not parse: {str(exc).splitlines()[0]}") from None
+    except Exception as exc:  # noqa: BLE001 (pyparsing's errors: where it stopped is all that matters)
+        raise PredicateError(f"where {syntax_error(where, exc)}") from None
     try:
         bind(schema, expression, case_sensitive=False)
     except Exception as exc:  # noqa: BLE001 (pyiceberg's ValueError and its own: a column or a literal that does not fit)

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from urllib.parse import urlencode
 
+from maintenance.units import format_bytes, format_seconds
+
 MISSING = "—"
 
 
@@ -55,18 +57,7 @@ def ago(ms: float | None, now_ms: float | None = None) -> str:
 
 
 def seconds(value: float | None) -> str:
-    if value is None:
-        return MISSING
-    if value < 1:
-        return f"{value:.2f}s"
-    if value < 60:
-        return f"{value:.0f}s" if value >= 10 else f"{value:.1f}s"
-    if value < 3600:
-        whole = round(value)
-        return f"{whole // 60}m{whole % 60:02d}s" if whole < 600 else f"{whole / 60:.0f}m"
-    if value < 86400:
-        return f"{value / 3600:.1f}h"
-    return f"{value / 86400:.1f}d"
+    return MISSING if value is None else format_seconds(value)
 
 
 def number(value: float | None) -> str:
@@ -76,13 +67,7 @@ def number(value: float | None) -> str:
 
 
 def size(value: float | None) -> str:
-    if value is None:
-        return MISSING
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(value) < 1024 or unit == "TiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return MISSING  # unreachable
+    return MISSING if value is None else format_bytes(value)
 
 
 def status_badge(status: str, text: str | None = None, title: str | None = None) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from maintenance.catalogs import load_table
+from maintenance.catalogs import load_table, parse_table_ref
 from maintenance.config import Config
 from maintenance.jobs.runner import run_job
 from maintenance.state.store import open_state
@@ -113,3 +114,114 @@ def test_ctrl_c_at_any_moment_is_one_line_and_an_interrupted_run(tmp_path: Path)
     lease = state.leases.get("local.demo.orders")
     assert lease is not None and not lease.held
     assert json.loads(run_cli("leases", "--json", home=tmp_path).stdout)[0]["held"] is False
+
+
+def test_an_impossible_fleet_size_is_refused_at_once(tmp_path: Path) -> None:
+    """`--rows` is per append, built in memory: 10**12 was a MemoryError (exit 1)."""
+    started = time.monotonic()
+    assert_one_line_error(run_cli("workload", "fleet", "--tables", "1", "--rows", "1000000000000", home=tmp_path), 2, "--rows", "1000000")
+    assert time.monotonic() - started < 30
+
+
+def test_a_policy_file_that_is_not_utf8_names_the_file(tmp_path: Path) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "good.yaml").write_text("name: good\njobs:\n  orphans:\n    every: 1d\n")
+    (policies / "latin1.yaml").write_bytes("name: caf\u00e9\njobs:\n  orphans:\n    every: 1d\n".encode("latin-1"))
+    config = tmp_path / "icemaint.yaml"
+    config.write_text(f"policies: {policies}\n")
+    for command in ("plan", "run"):
+        assert_one_line_error(run_cli("--config", str(config), command, home=tmp_path), 2, f"{policies / 'latin1.yaml'}:1: not UTF-8 text")
+
+
+def _fleet_home(tmp_path: Path, *args: str) -> Config:
+    made = run_cli("workload", "fleet", "--tables", "1", *args, home=tmp_path)
+    assert made.returncode == 0, made.stderr
+    from maintenance.config import parse_config
+
+    return parse_config({"home": str(tmp_path)}, source="test", base_dir=tmp_path)
+
+
+def test_a_where_that_does_not_parse_is_one_short_line_naming_where(tmp_path: Path) -> None:
+    """pyparsing's message spells out the whole grammar (2,000 characters on one line)."""
+    _fleet_home(tmp_path)
+    for job in ("merge", "compact"):
+        for predicate, at in (("region = = 3", "at column 1"), ("region = 3 AND", "at column 15 (the end)")):
+            proc = run_cli(job, "fleet.t00000", "--where", predicate, home=tmp_path)
+            assert_one_line_error(proc, 2, "--where", f"'{predicate}' does not parse {at}", "region = 3")
+            assert len(proc.stderr) < 300 and "W:(" not in proc.stderr, proc.stderr
+
+
+def _damage(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "empty":
+        path.write_bytes(b"")
+    elif how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    else:  # its last data block overwritten
+        path.write_bytes(data[:-200] + b"\xff" * 100 + data[-100:])
+
+
+@pytest.mark.parametrize("how", ["empty", "truncated", "overwritten"])
+def test_a_damaged_manifest_list_or_manifest_is_exit_1_naming_the_file(tmp_path: Path, how: str) -> None:
+    """A read failure, not a usage error: exit 1, one line naming the table and the file
+    (an empty manifest list was EOFError, which click took for "aborted")."""
+    config = _fleet_home(tmp_path)
+    table = load_table(config, parse_table_ref("fleet.t00000", config))
+    manifest_list = local(table.current_snapshot().manifest_list)
+    manifest = local(table.current_snapshot().manifests(table.io)[0].manifest_path)
+    for damaged in (manifest_list, manifest):
+        kept = damaged.read_bytes()
+        _damage(damaged, how)
+        try:
+            for command in (["health", "fleet.t00000"], ["merge", "fleet.t00000", "--dry-run"], ["plan", "fleet.t00000"], ["run", "--dry-run"]):
+                proc = run_cli(*command, home=tmp_path)
+                assert_one_line_error(proc, 1, "local.fleet.t00000", damaged.name, "is damaged")
+        finally:
+            damaged.write_bytes(kept)
+    assert run_cli("health", "fleet.t00000", home=tmp_path).returncode == 0
+
+
+def _opened(pid: int, path: Path, timeout_s: float = 60) -> None:
+    """Wait until process `pid` has `path` open (it has got as far as its database)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if any(os.path.realpath(fd) == str(path) for fd in Path(f"/proc/{pid}/fd").iterdir()):
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"process {pid} never opened {path}")
+
+
+def test_a_second_ctrl_c_stops_at_once_even_inside_a_call_that_does_not_return(tmp_path: Path) -> None:
+    """Another process holds the SQLite state database's write lock: `leases release` waits
+    in SQLite's busy handler (60 s), C code where Python runs no signal handler, so the first
+    Ctrl-C cannot act. The second stops it at once: exit 130, one line."""
+    assert run_cli("db", "upgrade", home=tmp_path).returncode == 0
+    database = (tmp_path / "state.db").resolve()
+    writer = sqlite3.connect(database, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")  # a long write transaction elsewhere
+    writer.execute("CREATE TABLE a_long_write (x int)")
+    env = {**os.environ, "ICEMAINT_HOME": str(tmp_path)}
+    proc = subprocess.Popen([sys.executable, "-m", "maintenance", "leases", "release", "demo.orders", "--force"], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _opened(proc.pid, database)
+        time.sleep(1.0)
+        os.kill(proc.pid, signal.SIGINT)
+        time.sleep(1.5)
+        assert proc.poll() is None  # the first one waits for the call to return
+        os.kill(proc.pid, signal.SIGINT)
+        second = time.monotonic()
+        _, err = proc.communicate(timeout=30)
+        stopped_after_s = time.monotonic() - second
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+        writer.execute("ROLLBACK")
+        writer.close()
+    assert proc.returncode == 130 and stopped_after_s < 5, (proc.returncode, stopped_after_s, err)
+    assert err.strip().splitlines() == ["icemaint: error: interrupted twice: stopped at once, without cleaning up (leases it held expire by themselves)"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 
 from maintenance.state.database import make_engine
@@ -66,3 +68,20 @@ def test_runs_history(tmp_path: Path) -> None:
     assert mine[0]["counters"] == {"equality_delete_files_removed": 3} and mine[0]["ended_at"]
     everything = run_cli("runs", home=tmp_path)
     assert everything.returncode == 0 and "fenced" in everything.stdout and "run-2" in everything.stdout
+
+
+def test_runs_show_how_long_each_run_took(tmp_path: Path) -> None:
+    assert run_cli("db", "upgrade", home=tmp_path).returncode == 0
+    runs = RunStore(make_engine(f"sqlite:///{tmp_path / 'state.db'}"))
+    runs.start("run-slow", "local.demo.orders", "merge", holder_id="h", lease_epoch=1)
+    time.sleep(1.3)
+    runs.finish("run-slow", "committed", snapshot_id=7)
+    runs.start("run-now", "local.demo.orders", "convert", holder_id="h", lease_epoch=2)  # still running
+
+    records = {r["run_id"]: r for r in json.loads(run_cli("runs", "--json", home=tmp_path).stdout)}
+    assert 1.3 <= records["run-slow"]["duration_s"] < 10 and records["run-now"]["duration_s"] is None
+
+    text = run_cli("runs", home=tmp_path).stdout.splitlines()
+    assert text[0].split()[:2] == ["started_at", "duration"], text
+    rows = {line.split()[-2]: line.split() for line in text[1:]}  # by run id (the error column is `-`)
+    assert re.fullmatch(r"1\.\ds", rows["run-slow"][1]) and rows["run-now"][1] == "-", text

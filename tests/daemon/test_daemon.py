@@ -4,6 +4,8 @@ leases released; two daemons on one database share six tables without overlap.""
 
 from __future__ import annotations
 
+import signal
+import sqlite3
 import time
 import uuid
 from collections import defaultdict
@@ -29,7 +31,7 @@ from maintenance.state.runs import RunRecord, RunStore
 from maintenance.state.store import StateStore, open_state
 from maintenance.table.reader_cost import NO_COST
 from tests.conftest import POSTGRES_ADMIN_URL, CdcFactory, new_state_url
-from tests.support.daemon import EVALUATIONS_OK, daemon_config, healthz, http_get, metric, start_daemon, stop_daemon, wait_for
+from tests.support.daemon import EVALUATIONS_OK, daemon_config, free_port, healthz, http_get, metric, start_daemon, stop_daemon, wait_for
 from tests.support.helpers import model_rows, spark_rows
 from tests.support.tcp_proxy import TcpProxy
 
@@ -341,3 +343,37 @@ def test_livez_fails_only_when_the_process_no_longer_works(config: Config) -> No
     finally:
         server.shutdown()
         daemon.pool.shutdown()
+
+
+def test_a_second_sigint_stops_a_daemon_whose_shutdown_is_stuck(tmp_path: Path) -> None:
+    """The first SIGINT starts the drain; another process holds the SQLite state database's
+    write lock, so the stopping daemon waits in SQLite (up to its 60 s busy timeout). The
+    second SIGINT stops it at once: exit 130, the one line last on stderr."""
+    port = free_port()
+    config_path = tmp_path / "icemaint.yaml"
+    config_path.write_text(f"home: {tmp_path}\ndaemon:\n  interval: 1s\n  metrics_port: {port}\n  metrics_host: 127.0.0.1\n")
+    log = tmp_path / "daemon.log"
+    process = start_daemon(config_path, log)
+    writer = None
+    try:
+        wait_for(lambda: healthz(port)[0] == 200, 60, "the daemon's first evaluation", [log])
+        writer = sqlite3.connect(tmp_path / "state.db", isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")
+        writer.execute("CREATE TABLE a_long_write (x int)")
+        process.send_signal(signal.SIGINT)
+        wait_for(lambda: "daemon stopping: no new work" in log.read_text(), 30, "the drain to start", [log])
+        time.sleep(2)
+        assert process.poll() is None, log.read_text()[-2000:]  # stuck in its shutdown
+        process.send_signal(signal.SIGINT)
+        second = time.monotonic()
+        code = process.wait(timeout=30)
+        stopped_after_s = time.monotonic() - second
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        if writer is not None:
+            writer.execute("ROLLBACK")
+            writer.close()
+    assert code == 130 and stopped_after_s < 5, (code, stopped_after_s, log.read_text()[-2000:])
+    assert log.read_text().splitlines()[-1] == "icemaint: error: interrupted twice: stopped at once, without cleaning up (leases it held expire by themselves)"

@@ -11,7 +11,7 @@ from maintenance.catalogs import TableRef
 from maintenance.config import REPO_POLICIES
 from maintenance.policy.loader import PolicyError, load_policies, load_policy_file
 from maintenance.policy.resolve import policy_for
-from maintenance.policy.triggers import fired
+from maintenance.policy.triggers import fired, not_reached
 from maintenance.table.health import TableHealth
 
 REF = TableRef("local", ("cdc_orders",), "orders")
@@ -153,3 +153,17 @@ def test_a_policy_runs_stats_once_enough_rows_changed_since_the_last_statistics(
     assert fired(triggers, TableHealth(table="t", current_snapshot_id=1, data_records=1000, rows_changed_since_statistics=100)) == [
         "statistics_stale_ratio 0.1 >= 0.1"]
     assert fired(triggers, TableHealth(table="t")) == []  # an empty table has nothing to describe
+
+
+def test_triggers_not_reached_say_their_values_against_the_thresholds(tmp_path: Path) -> None:
+    (tmp_path / "p.yaml").write_text("name: p\njobs:\n  merge:\n    when:\n      equality_delete_files: 10\n      delete_ratio: 0.05\n"
+                                     "  compact:\n    when:\n      avg_data_file_bytes: 1MiB\n  expire:\n    when:\n      oldest_snapshot_age: 5d\n")
+    jobs = load_policy_file(tmp_path / "p.yaml").jobs
+    health = TableHealth(table="t", current_snapshot_id=1, data_files=4, data_bytes=64 * 2**20, data_records=1000, equality_delete_files=3,
+                         equality_delete_records=20, oldest_snapshot_age_s=3 * 3600 + 30)
+    assert not_reached(jobs["merge"].triggers, health) == ["equality_delete_files 3 < 10", "delete_ratio 0.02 < 0.05"]
+    assert not_reached(jobs["compact"].triggers, health) == ["avg_data_file_bytes 16777216 > 1048576"]  # at most: reached at or below
+    assert not_reached(jobs["expire"].triggers, health) == ["oldest_snapshot_age 3.0h < 5d"]
+    assert not_reached(jobs["compact"].triggers, TableHealth(table="t", data_files=1, data_bytes=10)) == ["avg_data_file_bytes n/a > 1048576"]
+    aged = TableHealth(table="t", current_snapshot_id=1, oldest_snapshot_age_s=6 * 86400)
+    assert not_reached(jobs["expire"].triggers, aged) == [] and fired(jobs["expire"].triggers, aged) == ["oldest_snapshot_age 6.0d >= 5d"]

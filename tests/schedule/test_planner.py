@@ -41,7 +41,7 @@ def test_decisions_follow_the_triggers_and_the_worst_table_comes_first(spark, co
     dirty_jobs, clean_jobs = by_job(evaluation, dirty), by_job(evaluation, clean)
     assert dirty_jobs["merge"].due and "equality_delete_files" in dirty_jobs["merge"].reason
     assert dirty_jobs["expire"].due and "snapshots 5 >= 4" in dirty_jobs["expire"].reason
-    assert not clean_jobs["merge"].due and clean_jobs["merge"].reason == "no trigger reached"
+    assert not clean_jobs["merge"].due and clean_jobs["merge"].reason == "no trigger reached: equality_delete_files 0 < 1; delete_ratio 0 < 0.05"
     assert not clean_jobs["expire"].due
     assert clean_jobs["orphans"].due and "never ran" in clean_jobs["orphans"].reason
     due_tables = [d.table for d in evaluation.due]

@@ -1,18 +1,17 @@
 """COMPACT: rewrite small (and oversized) data files toward the target size, bin-packed, sorted or z-ordered."""
 
-from maintenance.jobs.compact import plan, run
 from maintenance.jobs.compact.counters import COUNTERS
 from maintenance.jobs.compact.options import CompactOptions
-from maintenance.jobs.spec import JobSpec
+from maintenance.jobs.spec import JobSpec, lazy
 
 SPEC = JobSpec(
     name="compact",
     summary="COMPACT small data files toward the target size: bin-pack, sort or z-order (a Spark job).",
     options=CompactOptions,
-    plan=plan.plan,
-    run=run.run,
-    estimate=run.estimate,
+    plan=lazy("maintenance.jobs.compact.plan", "plan"),
+    run=lazy("maintenance.jobs.compact.run", "run"),
+    estimate=lazy("maintenance.jobs.compact.run", "estimate"),
     formats=(1, 2, 3),
     counters=COUNTERS,
-    check_table=plan.check_table,
+    check_table=lazy("maintenance.jobs.compact.plan", "check_table"),
 )

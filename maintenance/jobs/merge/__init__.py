@@ -1,18 +1,17 @@
 """MERGE: apply deletes into data files and drop the delete files, sequence numbers kept."""
 
-from maintenance.jobs.merge import plan, run
 from maintenance.jobs.merge.counters import COUNTERS
 from maintenance.jobs.merge.options import MergeOptions
-from maintenance.jobs.spec import JobSpec
+from maintenance.jobs.spec import JobSpec, lazy
 
 SPEC = JobSpec(
     name="merge",
     summary="MERGE deletes into data files and drop the delete files, sequence numbers kept (a Spark job).",
     options=MergeOptions,
-    plan=plan.plan,
-    check_table=plan.check_table,
-    run=run.run,
-    estimate=run.estimate,
+    plan=lazy("maintenance.jobs.merge.plan", "plan"),
+    check_table=lazy("maintenance.jobs.merge.plan", "check_table"),
+    run=lazy("maintenance.jobs.merge.run", "run"),
+    estimate=lazy("maintenance.jobs.merge.run", "estimate"),
     formats=(1, 2, 3),
     counters=COUNTERS,
 )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from pyiceberg.table import Table
+from typing import TYPE_CHECKING
 
 from maintenance.jobs.options import DURATION, FLAG, LOCATION, OptionCheckError, memory_budget_option, option
 from maintenance.table.paths import is_s3
+
+if TYPE_CHECKING:
+    from pyiceberg.table import Table
 
 MIN_OLDER_THAN_S = 3600
 

@@ -1,7 +1,6 @@
 """STATS: distinct-value sketches and partition statistics for the current snapshot, as Iceberg's own actions write them."""
 
-from maintenance.jobs.spec import JobSpec
-from maintenance.jobs.stats import plan, run
+from maintenance.jobs.spec import JobSpec, lazy
 from maintenance.jobs.stats.counters import COUNTERS
 from maintenance.jobs.stats.options import StatsOptions
 
@@ -9,10 +8,10 @@ SPEC = JobSpec(
     name="stats",
     summary="STATS: NDV sketches (Puffin) and partition statistics of the current snapshot, for engines' cost-based planning (a Spark job).",
     options=StatsOptions,
-    plan=plan.plan,
-    run=run.run,
-    estimate=run.estimate,
+    plan=lazy("maintenance.jobs.stats.plan", "plan"),
+    run=lazy("maintenance.jobs.stats.run", "run"),
+    estimate=lazy("maintenance.jobs.stats.run", "estimate"),
     formats=(1, 2, 3),
-    check_table=plan.check_table,
+    check_table=lazy("maintenance.jobs.stats.plan", "check_table"),
     counters=COUNTERS,
 )
