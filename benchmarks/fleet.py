@@ -50,7 +50,7 @@ def main() -> None:
     parser.add_argument("--postgres", default="postgresql+psycopg://postgres@127.0.0.1:5432/icemaint_bench_fleet",
                         help="the state database the sharing daemons use (dropped and made again)")
     parser.add_argument("--share-of", type=int, help=argparse.SUPPRESS)  # a sharing process, one of this many
-    parser.add_argument("--s3-latency-ms", type=float, help="the fleet on S3 (moto) behind a proxy adding this delay per request")
+    parser.add_argument("--s3-latency-ms", type=float, help="the fleet on S3 (SeaweedFS) behind a proxy adding this delay per request")
     parser.add_argument("--generate-workers", type=int, default=4, help="tables generated at once (S3 only)")
     parser.add_argument("--json-out")
     args = parser.parse_args()

@@ -145,7 +145,7 @@ def state(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
 # -- the catalog matrix's services (tests/services): started once, only when a test asks ----
 @pytest.fixture(scope="session")
 def catalog_services(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    """An S3 server (moto), a Hive Metastore and the REST catalog fixture, for the whole run.
+    """SeaweedFS (S3 and its Iceberg REST catalog) and a Hive Metastore, for the whole run.
 
     Their logs stay in the services folder when a test failed (the path is printed), and
     the folder is removed after a run without failures."""

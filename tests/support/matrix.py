@@ -405,7 +405,7 @@ def every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
     assert cautious["staging_folders_found"] == (cautious.get("staging_folders_removed", 0) if catalog == "sql_local" else 0), cautious
     assert cautious["orphan_files_found"] == 0 and cautious["recent_files_kept"] >= len(old_orphans) + 1, cautious
 
-    # The store cannot be made to backdate a file (moto cannot): take a margin that the
+    # The store cannot be made to backdate a file (S3 cannot): take a margin that the
     # planted files (and every live file, all written before them) have outlived, and that
     # the fresh orphan, planted seconds ago, has not.
     age = time.time() - planted_at
