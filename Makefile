@@ -3,9 +3,10 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed-stamp
+DEMO_STAMP := $(VENV)/.demo-stamp
 PYTEST_ARGS ?=
 
-.PHONY: setup system databases jars browser test-tools lint test test-fast test-integration demo bench clean
+.PHONY: setup demo-setup system databases jars browser test-tools lint test test-fast test-integration demo bench clean
 
 # The status page's browser tests (tests/ui/test_ui.py) drive Chromium and chromedriver: setup
 # installs them when missing (scripts/setup-test-browser.sh; the Docker image never runs it).
@@ -57,7 +58,17 @@ test-fast: setup lint
 test-integration: setup test-tools
 	$(VENV)/bin/python -m pytest -m "hive or rest or s3 or faults or slow or cluster" $(PYTEST_ARGS)
 
-demo: setup
+# The demo needs Java, the SQLite JDBC driver, the package without its dev extras and the
+# Spark jars: no databases, no browser, no test tools.
+demo-setup: system $(DEMO_STAMP)
+	@$(VENV)/bin/python -m maintenance.spark.jars fetch --for spark
+
+$(DEMO_STAMP): pyproject.toml
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	@test -f $(STAMP) || { $(VENV)/bin/pip install -q --upgrade pip && $(VENV)/bin/pip install -q -e .; }
+	@touch $(DEMO_STAMP)
+
+demo: demo-setup
 	$(VENV)/bin/icemaint demo
 
 bench: setup
