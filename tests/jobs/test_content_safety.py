@@ -235,9 +235,9 @@ def convert_dropping_one_files_positions(config: Config, ref: TableRef, monkeypa
 
     real_writer = scan.write_position_deletes
 
-    def drop_one_files_positions(entries, group, output_dir, **kwargs):  # type: ignore[no-untyped-def]
+    def drop_one_files_positions(entries, io, group, output_dir, **kwargs):  # type: ignore[no-untyped-def]
         victim = entries.agg({"file_path": "min"}).collect()[0][0]
-        return real_writer(entries.filter(entries.file_path != victim), group, output_dir, **kwargs)
+        return real_writer(entries.filter(entries.file_path != victim), io, group, output_dir, **kwargs)
 
     with monkeypatch.context() as patched:
         patched.setattr(scan, "write_position_deletes", drop_one_files_positions)

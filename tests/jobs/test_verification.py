@@ -394,9 +394,9 @@ def test_a_staged_result_missing_one_position_is_not_published(spark, config: Co
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
     real_writer = scan.write_position_deletes
 
-    def one_position_less(entries, group, output_dir, **kwargs):  # type: ignore[no-untyped-def]
+    def one_position_less(entries, io, group, output_dir, **kwargs):  # type: ignore[no-untyped-def]
         victim = entries.orderBy("file_path", "pos").first()
-        return real_writer(entries.filter((entries.file_path != victim.file_path) | (entries.pos != victim.pos)), group, output_dir, **kwargs)
+        return real_writer(entries.filter((entries.file_path != victim.file_path) | (entries.pos != victim.pos)), io, group, output_dir, **kwargs)
 
     with monkeypatch.context() as patched:
         patched.setattr(scan, "write_position_deletes", one_position_less)

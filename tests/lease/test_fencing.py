@@ -93,10 +93,14 @@ def test_paused_holder_is_fenced_after_takeover(spark, home: Path, tmp_path: Pat
 
 
 class _CheckedBeforeThePause(Fence):
-    """A's database check passed an instant before A was paused; the pause comes right after."""
+    """A's database check and its time check passed an instant before A was paused (its
+    commit was on its way); the pause comes right after."""
 
     def assert_held(self, action: str) -> None:
         return None
+
+    def time_left(self) -> float:
+        return 1.0
 
 
 def test_a_commit_past_the_database_check_is_refused_by_the_table_token(spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
