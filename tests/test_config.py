@@ -210,3 +210,19 @@ def test_catalogs_with_s3_settings_get_s3_file_io_and_s3a_without_jars_in_the_co
     jars = conf["spark.jars"].split(",")
     assert [Path(j).name for j in jars[:2]] == ["iceberg-spark-runtime-3.5_2.12-1.11.0.jar", "iceberg-aws-bundle-1.11.0.jar"]
     assert {"hadoop-aws-3.3.4.jar", "aws-java-sdk-bundle-1.12.262.jar"} <= {Path(j).name for j in jars}
+
+
+def test_two_catalogs_on_one_bucket_must_give_s3a_the_same_settings(tmp_path: Path) -> None:
+    """s3a has one endpoint and one key pair per bucket: catalogs that share a bucket and
+    disagree fail as a configuration error naming both (not: the later one wins silently);
+    catalogs that agree, or that are on different buckets, are fine."""
+    def catalog(warehouse: str, endpoint: str) -> dict[str, object]:
+        return {"type": "sql", "uri": f"sqlite:///{tmp_path / 'c.db'}", "warehouse": warehouse,
+                "properties": {"s3.endpoint": endpoint, "s3.secret-access-key": "SK"}}
+
+    agreeing = {"home": str(tmp_path), "catalogs": {"a": catalog("s3://lake/a", "http://127.0.0.1:9"), "b": catalog("s3://lake/b", "http://127.0.0.1:9"),
+                                                    "c": catalog("s3://other/c", "http://127.0.0.1:8")}}
+    assert spark_conf(parse_config(agreeing, source="tests", base_dir=tmp_path))["spark.hadoop.fs.s3a.bucket.other.endpoint"] == "http://127.0.0.1:8"
+    disagreeing = {"home": str(tmp_path), "catalogs": {"a": catalog("s3://lake/a", "http://127.0.0.1:9"), "b": catalog("s3a://lake/b", "http://127.0.0.1:8")}}
+    with pytest.raises(ConfigError, match="catalogs 'a' and 'b' give Hadoop's s3a different 'endpoint' for bucket 'lake'"):
+        spark_conf(parse_config(disagreeing, source="tests", base_dir=tmp_path))

@@ -179,9 +179,11 @@ def s3a_conf(config: Config) -> dict[str, str]:
     path-style access, credentials): for the warehouse's bucket when the catalog names one
     (`fs.s3a.bucket.<bucket>.*`, so catalogs on different stores do not collide), else for
     every bucket. `spark.conf` still overrides any of them. Nothing when no catalog has S3
-    properties."""
+    properties. s3a has one setting per bucket: two catalogs on one bucket that set it
+    differently are a configuration error (either would win silently, by their order)."""
     conf: dict[str, str] = {}
-    for catalog in config.catalogs.values():
+    set_by: dict[str, str] = {}
+    for name, catalog in config.catalogs.items():
         props = _s3_settings(catalog)
         settings = {key: props[name] for name, key in _S3A_KEYS.items() if props.get(name)}
         if _path_style(props):
@@ -195,7 +197,11 @@ def s3a_conf(config: Config) -> dict[str, str]:
             settings["aws.credentials.provider"] = f"org.apache.hadoop.fs.s3a.{provider}"
         bucket = _s3_bucket(catalog.warehouse)
         prefix = f"spark.hadoop.fs.s3a.bucket.{bucket}." if bucket else "spark.hadoop.fs.s3a."
-        conf.update({prefix + key: value for key, value in settings.items()})
+        for key, value in settings.items():
+            if conf.get(prefix + key, value) != value:
+                raise ConfigError(f"catalogs {set_by[prefix + key]!r} and {name!r} give Hadoop's s3a different {key!r} for "
+                                  f"{'bucket ' + repr(bucket) if bucket else 'every bucket'}: make them agree")
+            conf[prefix + key], set_by[prefix + key] = value, name
         conf.update({"spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem", **S3A_BOUNDED})
     return conf
 
