@@ -61,7 +61,10 @@ POINTS = {
     "orphans": ("claimed", "deleting"),
 }
 CASES = [(job, point) for job, points in POINTS.items() for point in points]
-CLAIMED = {"claimed", "staged", "published", "groups-committed", "deleting"}  # the table carries the run's epoch
+CLAIMED = {"claimed", "published", "groups-committed", "deleting"}  # the table carries the run's epoch
+# A change is staged in memory (`spark/fenced_table.py`): killed there, the run has committed
+# nothing, not even its claim, so the catalog still names the metadata file it named before.
+UNCOMMITTED = {"lease-acquired", "spark-write", "staged"}
 PUBLISHED = {"published", "groups-committed"}  # the current snapshot is the run's
 ARGS = {
     "expire": ["--older-than", "0s", "--retain-last", "1"],
@@ -136,7 +139,8 @@ def test_a_job_killed_at_a_named_point_leaves_the_table_whole_and_cleanable(spar
             plant(root / "data" / f"left-behind-{n}.parquet", days_old=3)
     frozen = FrozenRows(spark, ref, tmp_path / "frozen")
     before = files_under(root)
-    data_files_before = load_table(config, ref).inspect.data_files().num_rows
+    loaded = load_table(config, ref)
+    data_files_before, metadata_before = loaded.inspect.data_files().num_rows, loaded.metadata_location
     config_path = tmp_path / "icemaint.yaml"
     config_path.write_text(yaml.safe_dump({"home": str(home), "leases": {"ttl_seconds": TTL_S}}))
 
@@ -151,6 +155,8 @@ def test_a_job_killed_at_a_named_point_leaves_the_table_whole_and_cleanable(spar
     assert killed.status == "running" and killed.lease_epoch is not None
     if point in CLAIMED:
         assert table.properties.get(EPOCH_PROPERTY) == str(killed.lease_epoch)
+    if point in UNCOMMITTED:
+        assert table.metadata_location == metadata_before and EPOCH_PROPERTY not in table.properties
     if point in PUBLISHED:
         summary = table.current_snapshot().summary  # type: ignore[union-attr]
         assert (summary[SUMMARY_RUN_ID], summary[SUMMARY_EPOCH]) == (killed.run_id, str(killed.lease_epoch))
