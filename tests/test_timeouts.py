@@ -60,9 +60,13 @@ CATALOGS = {
 }
 
 
+# `plan` lists every catalog's tables; `health` loads one table (the REST client's other
+# path): each catalog kind once with `plan`, `health` once, as each case waits for a timeout.
+CASES = [*((kind, ["plan"]) for kind in sorted(CATALOGS)), ("rest", ["health", "hung.ns.t"])]
+
+
 @pytest.mark.slow  # each case waits for a timeout: make test-integration runs them
-@pytest.mark.parametrize("kind", sorted(CATALOGS))
-@pytest.mark.parametrize("command", [["plan"], ["health", "hung.ns.t"]])
+@pytest.mark.parametrize(("kind", "command"), CASES, ids=[f"{kind}-{command[0]}" for kind, command in CASES])
 @pytest.mark.process
 def test_a_catalog_that_never_answers_fails_within_a_minute_in_one_line(silent: Silent, tmp_path: Path, kind: str, command: list[str]) -> None:
     config = tmp_path / "icemaint.yaml"
