@@ -3,6 +3,7 @@ resetting a table to a snapshot between contenders, and the floor copy of a tabl
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 from pathlib import Path
@@ -112,3 +113,16 @@ def floor_copy(config, spark, source, floor, target_bytes: int | None = None) ->
               f"TBLPROPERTIES ('format-version'='2'{target}) AS SELECT * FROM {source.spark_name}")
     result = run_job(config, floor, "compact", {"min_input_files": 2, "min_file_size_ratio": 0.9})
     assert result.status in ("committed", "noop"), result.error
+
+
+def evaluated_cycles(log: Path) -> list[dict]:
+    """The daemon's "evaluated" log lines (one per cycle) found so far in its JSON log."""
+    found = []
+    for line in log.read_text(errors="replace").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if event.get("event") == "evaluated":
+            found.append(event)
+    return found

@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import write_json
+from common import evaluated_cycles, write_json
 from memory import status_kib, tree_rss_mib
 
 INTERVAL_S = 30
@@ -79,23 +79,12 @@ def _start(config: Path, log: Path) -> subprocess.Popen[bytes]:
                             start_new_session=True)
 
 
-def _cycles(log: Path) -> list[dict]:
-    """The daemon's "evaluated" log lines, each with the time it was read here."""
-    found = []
-    for line in log.read_text(errors="replace").splitlines():
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if event.get("event") == "evaluated":
-            found.append(event)
-    return found
 
 
 def _wait_for(log: Path, count: int, timeout_s: float, where: str) -> list[dict]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        cycles = _cycles(log)
+        cycles = evaluated_cycles(log)
         if len(cycles) >= count:
             return cycles
         time.sleep(0.5)
@@ -146,7 +135,7 @@ def takeover(home: Path, policies: Path, tables: int, url: str) -> dict:
     try:
         deadline = time.monotonic() + 1800
         while time.monotonic() < deadline:  # both members, each through a cycle of its share
-            shares = [[c for c in _cycles(log) if c.get("tables", 0) < tables] for log in logs]
+            shares = [[c for c in evaluated_cycles(log) if c.get("tables", 0) < tables] for log in logs]
             if all(shares):
                 break
             time.sleep(0.5)
@@ -156,9 +145,9 @@ def takeover(home: Path, policies: Path, tables: int, url: str) -> dict:
         os.killpg(daemons[1].pid, signal.SIGKILL)
         killed_at = time.monotonic()
         daemons[1].wait()
-        seen = len(_cycles(logs[0]))
+        seen = len(evaluated_cycles(logs[0]))
         while time.monotonic() < killed_at + 1800:
-            later = _cycles(logs[0])[seen:]
+            later = evaluated_cycles(logs[0])[seen:]
             whole = [c for c in later if c.get("tables") == tables]
             if whole:
                 return {"shared_cycles": shared, "takeover_s": time.monotonic() - killed_at, "takeover_cycle": whole[0],

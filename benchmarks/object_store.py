@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from common import write_json
+from common import evaluated_cycles, write_json
 
 REPO = Path(__file__).resolve().parent.parent
 JOBS: list[tuple[str, list[str]]] = [
@@ -149,14 +149,7 @@ def warm_cycle(store, folder: Path, tables: int) -> dict:  # type: ignore[no-unt
 def _wait_for_cycles(log: Path, count: int, timeout_s: float = 1800) -> list[dict]:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        found = []
-        for line in log.read_text(errors="replace").splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if event.get("event") == "evaluated":
-                found.append(event)
+        found = evaluated_cycles(log)
         if len(found) >= count:
             return found
         time.sleep(0.5)
