@@ -64,10 +64,11 @@ S3_CATALOGS = [
     pytest.param("hive_s3", marks=pytest.mark.hive, id="hive+s3a"),
     pytest.param("rest_s3", marks=pytest.mark.rest, id="rest+s3"),
 ]
-# SQL + S3 (S3FileIO under a SQL catalog, through `ResolvingFileIO`) runs the jobs of its
-# policy cycle (`test_run_cycle_applies_the_catalogs_policy`); S3FileIO's whole sequence is
-# REST + S3's.
-EVERY_JOB_CATALOGS = [pytest.param("sql_local", id="sql+local"), pytest.param("rest_s3", marks=pytest.mark.rest, id="rest+s3")]
+# The whole sequence on S3FileIO under a REST catalog and under a SQL catalog (through
+# `ResolvingFileIO`). SQL + local files runs its policy cycle's jobs here
+# (`test_run_cycle_applies_the_catalogs_policy`); every job on local files has its own suite
+# in make test, and the fault injection runs there too.
+EVERY_JOB_CATALOGS = [pytest.param("rest_s3", marks=pytest.mark.rest, id="rest+s3"), pytest.param("sql_s3", id="sql+s3")]
 
 
 @pytest.fixture(scope="module")
@@ -76,8 +77,8 @@ def matrix(catalog_services: Services, tmp_path_factory: pytest.TempPathFactory)
         yield made
 
 
-# SQL + local files carries only the module's `s3` marker: it needs the matrix's services
-# (its config and Spark worker name every catalog), not a catalog server's own marker.
+# SQL catalogs carry only the module's `s3` marker: they need the matrix's services (its
+# config and Spark worker name every catalog), not a catalog server's own marker.
 # Hive + S3's whole sequence (s3a) runs on the Spark cluster (tests/test_cluster.py), the same
 # `every_job_end_to_end` with executors in other JVMs: once per catalog keeps CI's time.
 @pytest.mark.parametrize("catalog", EVERY_JOB_CATALOGS)
