@@ -183,7 +183,7 @@ def s3a_conf(config: Config) -> dict[str, str]:
     differently are a configuration error (either would win silently, by their order)."""
     conf: dict[str, str] = {}
     set_by: dict[str, str] = {}
-    for name, catalog in config.catalogs.items():
+    for catalog in config.catalogs.values():
         props = _s3_settings(catalog)
         settings = {key: props[name] for name, key in _S3A_KEYS.items() if props.get(name)}
         if _path_style(props):
@@ -199,9 +199,9 @@ def s3a_conf(config: Config) -> dict[str, str]:
         prefix = f"spark.hadoop.fs.s3a.bucket.{bucket}." if bucket else "spark.hadoop.fs.s3a."
         for key, value in settings.items():
             if conf.get(prefix + key, value) != value:
-                raise ConfigError(f"catalogs {set_by[prefix + key]!r} and {name!r} give Hadoop's s3a different {key!r} for "
+                raise ConfigError(f"catalogs {set_by[prefix + key]!r} and {catalog.name!r} give Hadoop's s3a different {key!r} for "
                                   f"{'bucket ' + repr(bucket) if bucket else 'every bucket'}: make them agree")
-            conf[prefix + key], set_by[prefix + key] = value, name
+            conf[prefix + key], set_by[prefix + key] = value, catalog.name
         conf.update({"spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem", **S3A_BOUNDED})
     return conf
 
