@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -126,3 +127,14 @@ def evaluated_cycles(log: Path) -> list[dict]:
         if event.get("event") == "evaluated":
             found.append(event)
     return found
+
+
+def wait_for_cycles(log: Path, count: int, where: str, timeout_s: float = 1800) -> list[dict]:
+    """The daemon's cycles once it has logged `count` of them; the bench ends if it does not in time."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        cycles = evaluated_cycles(log)
+        if len(cycles) >= count:
+            return cycles
+        time.sleep(0.5)
+    raise SystemExit(f"{where}: fewer than {count} daemon cycles within {timeout_s:.0f} s (log: {log})")

@@ -31,7 +31,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import evaluated_cycles, write_json
+from common import evaluated_cycles, wait_for_cycles, write_json
 from memory import status_kib, tree_rss_mib
 
 INTERVAL_S = 30
@@ -79,18 +79,6 @@ def _start(config: Path, log: Path) -> subprocess.Popen[bytes]:
                             start_new_session=True)
 
 
-
-
-def _wait_for(log: Path, count: int, timeout_s: float, where: str) -> list[dict]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        cycles = evaluated_cycles(log)
-        if len(cycles) >= count:
-            return cycles
-        time.sleep(0.5)
-    raise SystemExit(f"{where}: fewer than {count} evaluations within {timeout_s:.0f} s (log: {log})")
-
-
 def _stop(daemon: subprocess.Popen[bytes]) -> None:
     if daemon.poll() is None:
         daemon.send_signal(signal.SIGTERM)
@@ -103,7 +91,7 @@ def memory(home: Path, policies: Path, tables: int) -> dict:
         stale.unlink(missing_ok=True)
     daemon = _start(_config(home, policies, "memory", f"sqlite:///{home / 'memory-state.db'}"), log)
     try:
-        cycles = _wait_for(log, 2, 1800, "memory")
+        cycles = wait_for_cycles(log, 2, "memory")
         rss = tree_rss_mib(daemon.pid)
         peak = status_kib(daemon.pid, "VmHWM") / 1024
         java = subprocess.run(["pgrep", "-f", "-s", str(os.getpgid(daemon.pid)), "java"], capture_output=True).returncode == 0
@@ -112,7 +100,7 @@ def memory(home: Path, policies: Path, tables: int) -> dict:
     restart_log = home / "restarted-daemon.log"
     restarted = _start(_config(home, policies, "memory", f"sqlite:///{home / 'memory-state.db'}"), restart_log)
     try:
-        first_after_restart = _wait_for(restart_log, 1, 1800, "restart")[0]
+        first_after_restart = wait_for_cycles(restart_log, 1, "restart")[0]
     finally:
         _stop(restarted)
     return {"memory_cycles": cycles[:2], "daemon_rss_mib": rss, "daemon_peak_mib": peak, "jvm_running": java,

@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from common import evaluated_cycles, write_json
+from common import wait_for_cycles, write_json
 
 REPO = Path(__file__).resolve().parent.parent
 JOBS: list[tuple[str, list[str]]] = [
@@ -133,9 +133,9 @@ def warm_cycle(store, folder: Path, tables: int, s3_port: int) -> dict:  # type:
     daemon = subprocess.Popen([sys.executable, "-m", "maintenance", "--log-format", "json", "daemon"], cwd=REPO, stdout=subprocess.DEVNULL,
                               stderr=log.open("wb"), env={**os.environ, "ICEMAINT_CONFIG": str(config)}, start_new_session=True)
     try:
-        _wait_for_cycles(log, 1)
+        wait_for_cycles(log, 1, "warm cycle")
         first = (s3.totals(), rest.totals())
-        cycles = _wait_for_cycles(log, 2)
+        cycles = wait_for_cycles(log, 2, "warm cycle")
         second = (s3.totals(), rest.totals())
     finally:
         daemon.send_signal(signal.SIGTERM)
@@ -145,16 +145,6 @@ def warm_cycle(store, folder: Path, tables: int, s3_port: int) -> dict:  # type:
     return {"tables": tables, "generate_s": round(generate_s, 1), "cold": {"s3": dict(first[0] - generated[0]), "catalog": dict(first[1] - generated[1])},
             "warm": {"s3": dict(second[0] - first[0]), "catalog": dict(second[1] - first[1])},
             "cycle_seconds": [c.get("seconds") for c in cycles[:2]]}
-
-
-def _wait_for_cycles(log: Path, count: int, timeout_s: float = 1800) -> list[dict]:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        found = evaluated_cycles(log)
-        if len(found) >= count:
-            return found
-        time.sleep(0.5)
-    raise SystemExit(f"fewer than {count} daemon cycles within {timeout_s:.0f} s (log: {log})")
 
 
 def main() -> None:
