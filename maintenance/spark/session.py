@@ -19,8 +19,8 @@ import structlog
 
 from maintenance import interrupts
 from maintenance.config import CatalogConfig, Config
-from maintenance.errors import ConfigError, UsageError
-from maintenance.redact import holds_secret, is_remembered_secret, redact_mapping
+from maintenance.errors import ConfigError, SparkJobError, UsageError
+from maintenance.redact import holds_secret, is_remembered_secret, redact_mapping, redact_text
 from maintenance.spark import py4j_lookups
 from maintenance.spark.jars import S3A, SPARK, SPARK_RUNTIME, jar, jars_for
 from maintenance.spark.java_helpers import new_helper
@@ -306,12 +306,44 @@ def _start(config: Config) -> SparkSession:
     for key, value in at_start.items():
         builder = builder.config(key, value)
     with _environment_without_secrets():
+        _launch_jvm(config, at_start)
         session = builder.getOrCreate()
     _apply_secrets(session, after_start)
     interrupts.reinstall()  # PySpark's SIGINT handler calls the JVM from inside the handler
     _local_disks_without_forks(session)
     _prompt_delete_loads(session)
     return session
+
+
+def _launch_jvm(config: Config, at_start: Mapping[str, str]) -> None:
+    """The driver's JVM, once per process, its stdout and stderr in `logs/spark-jvm.err` rather
+    than the terminal (the JVM says why it cannot start on stdout): a JVM that cannot start (a heap too small, a bad option) is one line saying why,
+    where PySpark says only JAVA_GATEWAY_EXITED and the cause is raw stderr. PySpark's own
+    start (`SparkContext._ensure_initialized`) launches the gateway the same way, from the
+    same settings, and uses one that is already there; a restarted session reuses the JVM."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.errors import PySparkRuntimeError
+    from pyspark.java_gateway import launch_gateway
+
+    if SparkContext._gateway is not None:
+        return
+    errors = config.home / "logs" / "spark-jvm.err"
+    with errors.open("ab") as stderr:
+        start = stderr.seek(0, os.SEEK_END)
+        try:
+            gateway = launch_gateway(SparkConf().setAll(list(at_start.items())), popen_kwargs={"stdout": stderr, "stderr": stderr})
+        except PySparkRuntimeError as exc:
+            raise SparkJobError(f"Spark's JVM did not start: {_jvm_start_error(errors, start)} (its output: {errors})") from exc
+    SparkContext._gateway, SparkContext._jvm = gateway, gateway.jvm
+
+
+def _jvm_start_error(errors: Path, start: int) -> str:
+    """What a JVM that exited at start said: its last lines but the JVM's generic preface."""
+    with errors.open("rb") as read:
+        read.seek(start)
+        lines = [line.strip() for line in read.read().decode(errors="replace").splitlines() if line.strip()]
+    said = [line for line in lines if line != "Error occurred during initialization of VM"]
+    return redact_text("; ".join(said[-2:])) if said else "it exited without a word"
 
 
 def split_secrets(conf: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:

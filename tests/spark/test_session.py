@@ -4,11 +4,13 @@ returns the model's rows."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from maintenance.spark.java_helpers import new_helper
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
+from tests.support.cli import assert_one_line_error, run_cli
 from tests.support.helpers import model_rows, spark_rows
 
 
@@ -22,3 +24,16 @@ def test_iceberg_loads_deletes_on_the_prompt_pool_and_reads_every_row_the_model_
     deletes = spark.sql(f"SELECT content, count(*) AS n FROM {ref.spark_name}.delete_files GROUP BY content").collect()
     assert {r.content for r in deletes} == {1, 2} and sum(r.n for r in deletes) >= 8
     assert spark_rows(spark, ref) == model_rows(model)
+
+
+def test_a_jvm_that_cannot_start_says_why_in_one_line(tmp_path: Path) -> None:
+    """A driver heap too small for Java: PySpark says only JAVA_GATEWAY_EXITED while the JVM
+    writes the cause to the terminal; icemaint's line carries the cause and where the JVM's
+    output is kept."""
+    config = tmp_path / "icemaint.yaml"
+    config.write_text("spark:\n  conf:\n    spark.driver.memory: 1m\n")
+
+    proc = run_cli("--config", str(config), "workload", "cdc", "demo.t", "--rows", "10", "--commits", "1", home=tmp_path)
+
+    assert_one_line_error(proc, 1, "Spark's JVM did not start: Too small maximum heap", str(tmp_path / "logs" / "spark-jvm.err"))  # run_cli: ICEMAINT_HOME is tmp_path
+    assert proc.stdout == ""
