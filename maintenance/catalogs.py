@@ -99,9 +99,31 @@ def pyiceberg_properties(catalog: CatalogConfig) -> dict[str, str]:
     return props
 
 
+def _sqlite_file(uri: str | None) -> Path | None:
+    """The database file of a `sqlite:///path` catalog URI; None for other URIs and for
+    SQLite in memory."""
+    if not uri or not uri.startswith("sqlite:"):
+        return None
+    from sqlalchemy.engine import make_url
+
+    database = make_url(uri).database
+    return Path(database) if database and database != ":memory:" else None
+
+
 def _ensure_sqlite_folder(uri: str | None) -> None:
-    if uri and uri.startswith("sqlite:///"):
-        Path(uri[len("sqlite:///") - 1 :]).parent.mkdir(parents=True, exist_ok=True)
+    path = _sqlite_file(uri)
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def _require_existing_database(config: Config, name: str) -> None:
+    """Maintenance reads a catalog that exists: a SQLite catalog whose file is missing is a
+    mistyped path, and SQLAlchemy would create an empty catalog there that lists no table and
+    makes every cycle say "nothing due" (exit 0). Only writers of tables (`workload`, the
+    tests) create a catalog, through `get_catalog`."""
+    path = _sqlite_file(config.catalog(name).uri)
+    if path is not None and not path.exists():
+        raise ConfigError(f"catalog '{name}': its SQLite database {path} does not exist (icemaint never creates a catalog; check the catalog's uri)")
 
 
 @lru_cache(maxsize=None)
@@ -120,6 +142,7 @@ def get_catalog(config: Config, name: str) -> Catalog:
 
 
 def load_table(config: Config, ref: TableRef) -> Table:
+    _require_existing_database(config, ref.catalog)
     catalog = get_catalog(config, ref.catalog)
     try:
         return catalog.load_table(ref.identifier)
@@ -168,6 +191,7 @@ def list_tables(config: Config, *catalogs: str) -> list[TableRef]:
     to any depth."""
     refs = []
     for name in catalogs or tuple(config.catalogs):
+        _require_existing_database(config, name)
         catalog = get_catalog(config, name)
         try:
             pending = [tuple(ns) for ns in catalog.list_namespaces()]
@@ -190,6 +214,7 @@ def metadata_locations(config: Config, name: str) -> dict[str, str] | None:
     from sqlalchemy import select
     from sqlalchemy.orm import Session
 
+    _require_existing_database(config, name)
     catalog = get_catalog(config, name)
     if not isinstance(catalog, SqlCatalog):
         return None
@@ -200,6 +225,28 @@ def metadata_locations(config: Config, name: str) -> dict[str, str] | None:
     except UNREACHABLE as exc:
         raise _catalog_error(name, exc) from exc
     return {str(TableRef(name, tuple(namespace.split(".")), table)): location for namespace, table, location in rows if location}
+
+
+def no_table_hint(config: Config, name: str) -> str:
+    """Why a configured catalog may list no table, said as precisely as the catalog lets us:
+    pyiceberg's SQL catalog keys every table by the catalog's name, so a name that differs
+    from the writers' (Spark's `spark.sql.catalog.<name>`) lists nothing although the database
+    is full; the names it does hold are said."""
+    from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
+    from sqlalchemy import distinct, select
+    from sqlalchemy.orm import Session
+
+    catalog = get_catalog(config, name)
+    if isinstance(catalog, SqlCatalog):
+        try:
+            with Session(catalog.engine) as session:
+                others = sorted(n for n in session.scalars(select(distinct(IcebergTables.catalog_name))) if n != name)
+        except UNREACHABLE:
+            others = []
+        if others:
+            return (f"its database holds tables of catalog {', '.join(repr(n) for n in others)}: a catalog's name in the "
+                    f"configuration must be the name its writers use")
+    return "check the catalog's name, uri and warehouse (a table the writers made would be listed here)"
 
 
 def _catalog_error(name: str, exc: BaseException) -> IcemaintError:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from maintenance.cli.output import emit_fields, emit_json_line, emit_rows, report
+from maintenance.cli.output import emit_fields, emit_json_line, emit_rows, report, result_json
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import UnknownSnapshotError, UnreadableMetadataError
 from maintenance.jobs.spec import Progress, no_progress
@@ -124,7 +124,7 @@ def run_decisions(app: AppContext, state, decisions: list, policies: list, *, dr
             result = run_decision(app.config, state, decision, holder=holder, dry_run=dry_run, policies=policies, recheck=recheck, progress=progress)
         results.append(result)
         if as_json:
-            emit_json_line(result.to_json())  # as each job ends: a cron log keeps what finished before a crash
+            emit_json_line(result_json(result, app.state_database))  # as each job ends: a cron log keeps what finished before a crash
         else:
             report(result, as_json=False)
     return results

@@ -41,6 +41,15 @@ class AppContext:
             self._config = load_config(self.config_path)
         return self._config
 
+    @property
+    def state_database(self) -> str:
+        """The state database this command reads and writes, its password redacted: said in
+        every `--json` answer that read state, so two processes that should share leases can
+        be seen to share them."""
+        from maintenance.redact import redact_text
+
+        return redact_text(self.config.state_url)
+
     def table(self, name: str) -> TableRef:
         from maintenance.catalogs import parse_table_ref
 

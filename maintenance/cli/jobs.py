@@ -38,7 +38,7 @@ def run_and_report(app: AppContext, table: str, spec: JobSpec, options: Any, *, 
         spec.check_table(loaded, options)
     with progress_display(f"{spec.name} {ref}", enabled=wanted(as_json)) as progress, naming_the_table(ref):
         result = run_job(app.config, ref, spec, options, dry_run=dry_run, verify=verify, progress=progress)
-    report(result, as_json)
+    report(result, as_json, app.state_database)
     return EXIT_OK if result.ok else EXIT_FAILED
 
 

@@ -18,18 +18,23 @@ from maintenance.redact import redact_text
 
 
 class IcemaintGroup(click.Group):
-    """The top-level group: its options that take a value (`--config`, `--log-format`,
-    `--log-level`) are accepted after the command too, as before it."""
+    """The top-level group: its options (`--config`, `--log-format`, `--log-level`,
+    `--verbose`) are accepted after the command too, as before it."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, hoist_options(args, self.value_options()))
+        return super().parse_args(ctx, hoist_options(args, self.value_options(), self.flag_options()))
 
     def value_options(self) -> set[str]:
         return {name for p in self.params if isinstance(p, click.Option) and not p.is_flag for name in p.opts}
 
+    def flag_options(self) -> set[str]:
+        """The group's own flags (`--help` and `--version` stay where they are: after a
+        command they are that command's)."""
+        return {name for p in self.params if isinstance(p, click.Option) and p.is_flag and p.name in ("verbose",) for name in p.opts}
 
-def hoist_options(args: Sequence[str], names: set[str]) -> list[str]:
-    """`args` with every option of `names` and its value moved to the front, in their order
+
+def hoist_options(args: Sequence[str], names: set[str], flags: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """`args` with every option of `names` and its value, and every flag of `flags`, moved to the front, in their order
     (so the last one given still wins), up to a `--`: `plan --config x T` is `--config x plan T`.
     One left without its value (the last argument) ends the list there, so that click says
     what it lacks rather than take the command for its value."""
@@ -41,6 +46,10 @@ def hoist_options(args: Sequence[str], names: set[str]) -> list[str]:
         if arg == "--":
             rest.extend(args[i:])
             break
+        if arg in flags:
+            front.append(arg)
+            i += 1
+            continue
         name, has_value, _ = arg.partition("=")
         if name in names:
             if not has_value and i + 1 == len(args):
@@ -58,15 +67,17 @@ def hoist_options(args: Sequence[str], names: set[str]) -> list[str]:
 @click.option("--config", "config_path", metavar="PATH", help="Config file (default: $ICEMAINT_CONFIG, ./icemaint.yaml, else the embedded default).")
 @click.option("--log-format", type=click.Choice(LOG_FORMATS), default=None, help="Log format on stderr (console on a TTY, json otherwise).")
 @click.option("--log-level", type=click.Choice(level_names()), default=None, help="Log level on stderr (default: off for commands, info for the daemon).")
+@click.option("-v", "--verbose", is_flag=True, help="Log at info on stderr (as --log-level info): which config, state database and catalogs a command uses.")
 @click.version_option(package_name="icemaint")
 @click.pass_context
-def cli(ctx: click.Context, config_path: str | None, log_format: str | None, log_level: str | None) -> None:
+def cli(ctx: click.Context, config_path: str | None, log_format: str | None, log_level: str | None, verbose: bool) -> None:
     """icemaint: keeps Iceberg merge-on-read tables healthy.
 
     \b
-    --config, --log-format and --log-level may also follow the command:
+    --config, --log-format, --log-level and -v may also follow the command:
     `icemaint plan --config x` is `icemaint --config x plan`."""
-    ctx.obj = AppContext(config_path=config_path, log_format=log_format, log_level=log_level, daemon=ctx.invoked_subcommand == "daemon")
+    ctx.obj = AppContext(config_path=config_path, log_format=log_format, log_level=log_level or ("info" if verbose else None),
+                         daemon=ctx.invoked_subcommand == "daemon")
 
 
 def _register_commands() -> None:

@@ -71,9 +71,14 @@ def _cell(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
-def report(result: JobResult, as_json: bool) -> None:
+def result_json(result: JobResult, state_database: str | None) -> dict[str, Any]:
+    """A job result as `--json` prints it: with the state database its run was recorded in."""
+    return {**result.to_json(), **({"state_database": state_database} if state_database else {})}
+
+
+def report(result: JobResult, as_json: bool, state_database: str | None = None) -> None:
     if as_json:
-        emit_json(result.to_json())
+        emit_json(result_json(result, state_database))
         return
     if result.status == SKIPPED:  # not an error: why it did not run
         emit_fields(f"{result.job} {result.table}: skipped ({result.reason})", result.to_json(), skip=("reason",))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import click
 
@@ -12,6 +13,9 @@ from maintenance.cli.output import emit_json, emit_json_line, emit_rows
 from maintenance.cli.params import DURATION, POSITIVE_DURATION, DaemonSetting
 from maintenance.errors import EXIT_FAILED, EXIT_OK
 from maintenance.jobs.registry import JOB_NAMES
+
+if TYPE_CHECKING:
+    from maintenance.schedule.cycle import Evaluation
 
 
 def _note_unselected(app: AppContext, decisions: list) -> None:  # type: ignore[type-arg]
@@ -25,6 +29,12 @@ def _note_unselected(app: AppContext, decisions: list) -> None:  # type: ignore[
         shipped = "" if app.config.policies_dir == REPO_POLICIES else f"; the shipped default policy ({REPO_POLICIES / 'default.yaml'}) is not in it"
         click.echo(f"note: no policy in {app.config.policies_dir} selects {len(unselected)} table(s) (e.g. {unselected[0]}): they get no "
                    f"maintenance{shipped}", err=True)
+
+
+def _evaluated_any(evaluation: Evaluation) -> bool:
+    """Whether "nothing due on N table(s)" says something: not when no table was evaluated
+    because a catalog could not be listed or lists none (its problem is the answer)."""
+    return bool(evaluation.decisions) or not evaluation.problems
 
 
 def _report_problems(problems: dict[str, str]) -> None:
@@ -42,10 +52,10 @@ def register(cli: click.Group) -> None:
         """What is due, per policy, and why, worst tables first; changes nothing."""
         evaluation, _, _ = evaluate_tables(app, tables)
         if as_json:
-            emit_json({"decisions": [d.to_json() for d in evaluation.decisions], "problems": evaluation.problems})
+            emit_json({"decisions": [d.to_json() for d in evaluation.decisions], "problems": evaluation.problems, "state_database": app.state_database})
         else:
             shown = evaluation.decisions if show_all else evaluation.due
-            if not shown:
+            if not shown and _evaluated_any(evaluation):
                 click.echo(f"nothing due on {len({d.table for d in evaluation.decisions})} table(s)")
             emit_rows([{**d.to_json(), "due": "due" if d.due else "-"} for d in shown],
                       ["due", "table", "job", "policy", "read_amplification", "extra_opens_per_scan", "delete_records_per_scan", "estimated_s", "reason"])
@@ -67,10 +77,10 @@ def register(cli: click.Group) -> None:
         chosen = named_jobs(evaluation, list(jobs), include_disabled=bool(tables)) if jobs else evaluation.due
         results = run_decisions(app, state, chosen, policies, dry_run=dry_run, recheck=not jobs, as_json=as_json)
         evaluated = len({d.table for d in evaluation.decisions})
-        if not chosen and not as_json:
+        if not chosen and not as_json and _evaluated_any(evaluation):
             click.echo(f"nothing due on {evaluated} table(s)")
         elif not chosen and dry_run:  # a dry run always answers; a real one appends only job results (cron's JSON Lines file)
-            emit_json_line({"status": "nothing due", "tables": evaluated, "dry_run": True})
+            emit_json_line({"status": "nothing due", "tables": evaluated, "dry_run": True, "state_database": app.state_database})
         _report_problems(evaluation.problems)
         return EXIT_OK if all(r.ok for r in results) and not evaluation.problems else EXIT_FAILED
 

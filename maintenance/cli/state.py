@@ -75,7 +75,7 @@ def register(cli: click.Group) -> None:
         elif rows:
             emit_rows(rows, ["table", "held", "holder", "epoch", "expires_in_s", "heartbeat_at"])
         else:
-            click.echo("no leases")
+            click.echo(f"no leases in {app.state_database}")
 
     @leases.command("release")
     @click.argument("table")
@@ -116,4 +116,4 @@ def register(cli: click.Group) -> None:
         elif records:
             emit_rows([_run_row(r) for r in records], ["started_at", "duration", "table", "job", "status", "snapshot_id", "run_id", "error"])
         else:
-            click.echo("no runs")
+            click.echo(f"no runs in {app.state_database}")

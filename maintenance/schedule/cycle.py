@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 import structlog
 from pyiceberg.table import Table
 
-from maintenance.catalogs import TableRef, list_tables, load_table, metadata_locations
+from maintenance.catalogs import TableRef, list_tables, load_table, metadata_locations, no_table_hint
 from maintenance.config import Config
 from maintenance.errors import IcemaintError, UsageError
 from maintenance.jobs import registry
@@ -58,7 +58,9 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
     """Every table (or the named ones) against its policy: the one evaluation loop of the
     daemon, the status page, `plan`, `run` and the demo. A failing catalog is a problem of
     its tables, and a table that cannot be evaluated, for any reason (a bug included), a
-    problem of that table, not of the cycle; a bad policy file stops everything (exit 2); so
+    problem of that table, not of the cycle; a configured catalog that lists no table is a
+    problem too (a wrong name or path lists nothing, and "nothing due" would hide it); a bad
+    policy file stops everything (exit 2); so
     does a state database that cannot be reached (no table can be decided without its history).
     `kept`: the daemon's evaluations from its previous cycle; a table whose metadata location
     has not changed since is not read again (`schedule/kept.py`). `membership`: the daemon's,
@@ -74,7 +76,10 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
         refs = []
         for name in config.catalogs:
             try:
-                refs.extend(list_tables(config, name))
+                found = list_tables(config, name)
+                if not found:
+                    result.problems[f"catalog {name}"] = f"lists no table; {no_table_hint(config, name)}"
+                refs.extend(found)
                 if kept is not None:
                     locations.update(metadata_locations(config, name) or {})
                 result.catalogs_listed.append(name)

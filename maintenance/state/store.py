@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
+import structlog
 from sqlalchemy import Engine
 
 from maintenance.config import Config
+from maintenance.redact import redact_text
 from maintenance.state.database import ensure_schema, make_engine
 from maintenance.state.evaluations import EvaluationStore
 from maintenance.state.leases import LeaseStore
@@ -27,8 +29,12 @@ class StateStore:
         return cls(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine), evaluations=EvaluationStore(engine))
 
 
+log = structlog.get_logger(__name__)
+
+
 @lru_cache(maxsize=None)
 def _open(url: str) -> StateStore:
+    log.info("state database", url=redact_text(url))  # which one: a second database means leases nobody else sees
     engine = make_engine(url)
     ensure_schema(engine)
     return StateStore.on(engine)

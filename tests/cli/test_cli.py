@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from pyiceberg.catalog.sql import SqlCatalog
 
 from tests.support.cli import assert_one_line_error, in_process, run_cli
 from tests.support.daemon import EVALUATIONS_OK, free_port, healthz, metric, stop_daemon, wait_for
@@ -23,6 +24,7 @@ HEAVY = {"pyspark", "py4j", "pyiceberg", "pyarrow", "sqlalchemy", "alembic", "st
 
 
 def test_unknown_table_exits_2(tmp_path: Path) -> None:
+    SqlCatalog("local", uri=f"sqlite:///{tmp_path / 'catalog.db'}", warehouse=(tmp_path / "warehouse").as_uri())  # the embedded default's catalog, empty
     for command in ("health", "verify"):
         assert_one_line_error(run_cli(command, "demo.missing", home=tmp_path), 2, "unknown table", "local.demo.missing")
 
@@ -196,6 +198,8 @@ def test_daemon_flags_override_the_configs_daemon_section(tmp_path: Path) -> Non
     log = tmp_path / "daemon.log"
     env = {**os.environ, "ICEMAINT_HOME": str(tmp_path / "home")}
     env.pop("ICEMAINT_CONFIG", None)
+    (tmp_path / "home").mkdir()
+    SqlCatalog("local", uri=f"sqlite:///{tmp_path / 'home' / 'catalog.db'}", warehouse=(tmp_path / "home" / "warehouse").as_uri())  # empty: ready, nothing to do
     daemon = subprocess.Popen([sys.executable, "-m", "maintenance", "daemon", "--config", str(config), "--interval", "1s", "--metrics-port", str(port),
                                "--metrics-host", "127.0.0.1", "--max-concurrent-jobs", "3"], stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
     try:

@@ -154,7 +154,7 @@ def test_a_dry_run_with_nothing_due_says_so(tmp_path: Path) -> None:
     dry = run_cli("--config", str(cfg), "run", "--dry-run", "--json", home=tmp_path)
 
     assert dry.returncode == 0, dry.stderr
-    assert json_lines(dry.stdout) == [{"status": "nothing due", "tables": 2, "dry_run": True}]
+    assert json_lines(dry.stdout) == [{"status": "nothing due", "tables": 2, "dry_run": True, "state_database": f"sqlite:///{tmp_path / 'state.db'}"}]
     real = run_cli("--config", str(cfg), "run", "--json", home=tmp_path)
     assert real.returncode == 0 and real.stdout == ""  # cron's JSON Lines file gets job results only
 

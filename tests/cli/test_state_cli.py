@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -24,7 +27,7 @@ def test_db_upgrade_is_idempotent(tmp_path: Path) -> None:
 
 
 def test_leases_listing_and_forced_release(tmp_path: Path) -> None:
-    assert run_cli("leases", home=tmp_path).stdout.strip() == "no leases"
+    assert run_cli("leases", home=tmp_path).stdout.strip() == f"no leases in sqlite:///{tmp_path / 'state.db'}"
     store = LeaseStore(make_engine(f"sqlite:///{tmp_path / 'state.db'}"))
     lease = store.acquire("local.demo.orders", "daemon-1", ttl_s=600)
     assert lease is not None
@@ -85,3 +88,30 @@ def test_runs_show_how_long_each_run_took(tmp_path: Path) -> None:
     assert text[0].split()[:2] == ["started_at", "duration"], text
     rows = {line.split()[-2]: line.split() for line in text[1:]}  # by run id (the error column is `-`)
     assert re.fullmatch(r"1\.\ds", rows["run-slow"][1]) and rows["run-now"][1] == "-", text
+
+
+def test_the_state_database_is_the_configs_wherever_the_shell_stands_and_is_said(tmp_path: Path) -> None:
+    """A cron job in another folder shares the daemon's leases only if both open one state
+    database: with `--config`, it is beside the config file whatever the current folder, and
+    `--json` and `-v` say which one was used."""
+    conf, cron_folder, shell_folder = (tmp_path / name for name in ("conf", "cron", "shell"))
+    for folder in (conf, cron_folder, shell_folder):
+        folder.mkdir()
+    (conf / "icemaint.yaml").write_text("daemon:\n  interval: 1m\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("ICEMAINT_HOME", "ICEMAINT_CONFIG")}
+
+    def icemaint(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "maintenance", "--config", str(conf / "icemaint.yaml"), *args], cwd=cwd, env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+
+    made = icemaint(cron_folder, "workload", "fleet", "--tables", "1")
+    planned = icemaint(shell_folder, "plan", "--json", "-v")
+    runs = icemaint(cron_folder, "runs", "--verbose")
+
+    assert made.returncode == 0 and planned.returncode == 0, made.stderr + planned.stderr
+    expected = f"sqlite:///{conf / '.icemaint' / 'state.db'}"  # README: .icemaint beside the file
+    assert json.loads(planned.stdout)["state_database"] == expected
+    assert expected in planned.stderr and "state database" in planned.stderr  # -v: the log line on stderr
+    assert runs.stdout.strip() == f"no runs in {expected}" and expected in runs.stderr
+    assert (conf / ".icemaint" / "state.db").exists()
+    assert not any(folder.joinpath(".icemaint").exists() or any(folder.iterdir()) for folder in (cron_folder, shell_folder))
