@@ -95,12 +95,19 @@ def generate_cdc(app: AppContext, table: str, options: CdcOptions, *, show_progr
     return result
 
 
-def evaluate_tables(app: AppContext, tables: tuple[str, ...]):  # type: ignore[no-untyped-def]
+def evaluate_tables(app: AppContext, tables: tuple[str, ...], *, fresh: bool = False):  # type: ignore[no-untyped-def]
     """Evaluate the named tables (every table when none is named) by the policies: the
-    evaluation, the policies and the state store it read."""
+    evaluation, the policies, the state store it read, and how many tables were decided from
+    the evaluations shared in the state database (None with `fresh`).
+
+    A cron run is one more evaluator of the fleet: like a restarted daemon, it takes the
+    shared evaluation of each table still at the metadata location the row was made at, and
+    writes back what it read itself (`schedule/shared.py` says why that decides what a cold
+    read would), so a tick reads only the tables that moved. `fresh` reads every table."""
     from maintenance.catalogs import load_table
     from maintenance.policy.loader import load_policies
     from maintenance.schedule.cycle import evaluate
+    from maintenance.schedule.kept import KeptEvaluations
     from maintenance.state.store import open_state
 
     refs = [app.table(t) for t in tables] or None
@@ -108,7 +115,9 @@ def evaluate_tables(app: AppContext, tables: tuple[str, ...]):  # type: ignore[n
         load_table(app.config, ref)  # an unknown table is a usage error
     policies = load_policies(app.config.policies_dir)
     state = open_state(app.config)
-    return evaluate(app.config, state, refs, policies), policies, state
+    kept = None if fresh else KeptEvaluations()
+    evaluation = evaluate(app.config, state, refs, policies, kept=kept)
+    return evaluation, policies, state, (kept.reused if kept is not None else None)
 
 
 def run_decisions(app: AppContext, state, decisions: list, policies: list, *, dry_run: bool, recheck: bool, as_json: bool) -> list:  # type: ignore[no-untyped-def]

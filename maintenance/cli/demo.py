@@ -65,7 +65,7 @@ def register(cli: click.Group) -> None:
 
 def _one_cycle(app: AppContext, ref):  # type: ignore[no-untyped-def]
     """What `icemaint run TABLE` does: plan by policy, show the plan, run what is due."""
-    evaluation, policies, state = evaluate_tables(app, (str(ref),))
+    evaluation, policies, state, _ = evaluate_tables(app, (str(ref),), fresh=True)
     for decision in evaluation.decisions:
         click.echo(f"   {'due' if decision.due else 'not due'}: {decision.job} ({decision.policy} policy): {decision.reason}")
     return run_decisions(app, state, evaluation.due, policies, dry_run=False, recheck=True, as_json=False)

@@ -31,6 +31,10 @@ def _note_unselected(app: AppContext, decisions: list) -> None:  # type: ignore[
                    f"maintenance{shipped}", err=True)
 
 
+FRESH_HELP = ("Read every table's metadata again (default: a table still at the metadata location the state database's shared "
+              "evaluation was made at is decided from it, as daemons do).")
+
+
 def _evaluated_any(evaluation: Evaluation) -> bool:
     """Whether "nothing due on N table(s)" says something: not when no table was evaluated
     because a catalog could not be listed or lists none (its problem is the answer)."""
@@ -47,12 +51,14 @@ def register(cli: click.Group) -> None:
     @click.argument("tables", nargs=-1, metavar="[TABLE]...")
     @click.option("--all", "show_all", is_flag=True, help="Also list the jobs that are not due, with why.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+    @click.option("--fresh", is_flag=True, help=FRESH_HELP)
     @pass_app
-    def plan(app: AppContext, tables: tuple[str, ...], show_all: bool, as_json: bool) -> int:
+    def plan(app: AppContext, tables: tuple[str, ...], show_all: bool, as_json: bool, fresh: bool) -> int:
         """What is due, per policy, and why, worst tables first; changes nothing."""
-        evaluation, _, _ = evaluate_tables(app, tables)
+        evaluation, _, _, reused = evaluate_tables(app, tables, fresh=fresh)
         if as_json:
-            emit_json({"decisions": [d.to_json() for d in evaluation.decisions], "problems": evaluation.problems, "state_database": app.state_database})
+            emit_json({"decisions": [d.to_json() for d in evaluation.decisions], "problems": evaluation.problems, "state_database": app.state_database,
+                       "tables_reused": reused})
         else:
             shown = evaluation.decisions if show_all else evaluation.due
             if not shown and _evaluated_any(evaluation):
@@ -68,12 +74,13 @@ def register(cli: click.Group) -> None:
     @click.option("--job", "jobs", multiple=True, type=click.Choice(JOB_NAMES), help="Run this job whatever the triggers say (repeatable).")
     @click.option("--dry-run", is_flag=True, help="Plan each job and report; change nothing.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON Lines: one job result per line, as each job ends.")
+    @click.option("--fresh", is_flag=True, help=FRESH_HELP)
     @pass_app
-    def run(app: AppContext, tables: tuple[str, ...], jobs: tuple[str, ...], dry_run: bool, as_json: bool) -> int:
+    def run(app: AppContext, tables: tuple[str, ...], jobs: tuple[str, ...], dry_run: bool, as_json: bool, fresh: bool) -> int:
         """One maintenance cycle under leases, then exit (for cron)."""
         from maintenance.schedule.cycle import named_jobs
 
-        evaluation, policies, state = evaluate_tables(app, tables)
+        evaluation, policies, state, _ = evaluate_tables(app, tables, fresh=fresh)
         chosen = named_jobs(evaluation, list(jobs), include_disabled=bool(tables)) if jobs else evaluation.due
         results = run_decisions(app, state, chosen, policies, dry_run=dry_run, recheck=not jobs, as_json=as_json)
         evaluated = len({d.table for d in evaluation.decisions})

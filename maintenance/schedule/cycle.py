@@ -95,6 +95,7 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
     on = shared.basis(config)
     if kept is not None:
         kept.histories.refresh(state)
+        kept.histories.read_missing(state, [str(ref) for ref in refs])
         kept.reused = 0
         shared.adopt(kept, state, refs, locations, on)
     one_table = lambda ref: _evaluate_one(config, state, ref, policies, now, kept, locations.get(str(ref)))  # noqa: E731

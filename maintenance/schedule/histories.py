@@ -66,6 +66,13 @@ class RunHistories:
                 self._by_table.pop(table, None)
         self._asked_at_ms = now_ms
 
+    def read_missing(self, state: StateStore, tables: Iterable[str]) -> None:
+        """Read at once the histories of these tables that are not kept (`RunStore.newest_of`),
+        so that `of` finds them: what `of` would read one query per table."""
+        missing = [table for table in tables if table not in self._by_table]
+        for table, history in state.runs.newest_of(missing, HISTORY_LIMIT).items() if missing else ():
+            self._by_table[table] = decisive(history)
+
     def of(self, state: StateStore, table: str) -> list[RunRecord]:
         """The table's decisive history (read now if not kept)."""
         found = self._by_table.get(table)
