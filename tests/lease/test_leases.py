@@ -9,7 +9,7 @@ import uuid
 import pytest
 from sqlalchemy import inspect, text
 
-from maintenance.state.database import head_revision, make_engine, upgrade
+from maintenance.state.database import head_revision, make_engine, newest_migration, upgrade
 from maintenance.state.store import StateStore
 from tests.support import lease_workers
 
@@ -49,6 +49,12 @@ def test_migration_from_empty_database_and_upgrade_twice(empty_state_url: str) -
     with engine.connect() as conn:
         assert conn.execute(text("SELECT count(*) FROM alembic_version")).scalar() == 1
     engine.dispose()
+
+
+def test_the_migration_files_name_alembics_head() -> None:
+    """The upgraded database's fast check (`newest_migration`, without Alembic) reads the
+    head from the files' names: it must be the head Alembic's own graph says."""
+    assert newest_migration() == head_revision() is not None
 
 
 def test_two_processes_upgrading_at_once_both_succeed(empty_state_url: str) -> None:
