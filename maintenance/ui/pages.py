@@ -26,6 +26,7 @@ from maintenance.lease.fence import SUMMARY_JOB
 from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation, evaluate_table
 from maintenance.schedule.planner import Decision
+from maintenance.schedule.share import PREFIX as MEMBERSHIP_PREFIX
 from maintenance.state.leases import LeaseState
 from maintenance.state.runs import ABANDONED, FAILED, FENCED, RUNNING, RunRecord
 from maintenance.state.store import StateStore, open_state
@@ -258,7 +259,7 @@ class StatusPages:
             expiry = (f'{esc(utc(lease.expires_at_ms))}<br><span class="muted">in {esc(seconds((lease.expires_at_ms - lease.now_ms) / 1000))}</span>'
                       if lease.held else '<span class="muted">free</span>')
             rows.append([
-                table_link(lease.table),
+                _lease_name(lease.table),
                 status_badge("held" if lease.held else "free"),
                 f'<span class="mono">{esc(lease.holder if lease.held else None)}</span>',
                 f'<span class="num">{esc(lease.epoch)}</span>',
@@ -275,6 +276,16 @@ class StatusPages:
                 + pager("/leases", {}, "page", page, pages, len(leases), "leases")
                 + data_table(["table", "state", "holder", "epoch", "acquired", "heartbeat", "expires", "run"], rows, cls="leases", empty="no table has ever been leased"))
         return layout("Leases", body, active="leases", meta=f"read {esc(utc(time.time() * 1000))}")
+
+
+def _lease_name(name: str) -> str:
+    """A table's lease links to the table; a daemon's membership lease (`schedule/share.py`:
+    not a table, no page of its own) says what it is, as text."""
+    if name.startswith(MEMBERSHIP_PREFIX):
+        catalog, _, holder = name[len(MEMBERSHIP_PREFIX):].partition("/")
+        return (f'<span class="membership">daemon membership of catalog {esc(catalog)}</span><br>'
+                f'<span class="muted mono">{esc(holder)}</span>')
+    return table_link(name)
 
 
 class NotFound(Exception):
