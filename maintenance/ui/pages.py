@@ -35,6 +35,7 @@ from maintenance.table.health import PartitionHealth, TableHealth, table_health
 from maintenance.table.reader_cost import ReaderCost, reader_cost
 from maintenance.table.targets import data_file_target
 from maintenance.ui import charts
+from maintenance.ui.fleet import runs_page
 from maintenance.ui.html import (
     MISSING,
     ago,
@@ -83,7 +84,7 @@ class StatusPages:
     """The pages of one process. `policies` gives the policies in force (the daemon's);
     by default they are read from the policies folder on every table page."""
 
-    paths = ("/", "/table", "/leases")
+    paths = ("/", "/table", "/leases", "/runs")
 
     def __init__(self, config: Config, cache: StatusCache, *, policies: Callable[[], list[Policy] | None] | None = None,
                  state: Callable[[], StateStore] | None = None, wait_s: float = 30.0) -> None:
@@ -104,6 +105,8 @@ class StatusPages:
                 body = self.table(params)
             elif path == "/leases":
                 body = self.leases(params)
+            elif path == "/runs":
+                body = runs_page(self._state())
             else:
                 return Response(404, _message_page("Not found", f"no page at {path}"))
         except NotFound as exc:
