@@ -13,8 +13,9 @@ from maintenance.state.database import db_now_ms, unavailable_as_error
 from maintenance.state.schema import RunRow
 from maintenance.state.statuses import ABANDONED, COMMITTED, FAILED, FENCED, INTERRUPTED, NOOP, RUNNING, SKIPPED, STATUSES
 
-__all__ = ["ABANDONED", "COMMITTED", "FAILED", "FENCED", "INTERRUPTED", "NOOP", "RUNNING", "SKIPPED", "STATUSES", "RunRecord", "RunStore"]
+__all__ = ["ABANDONED", "COMMITTED", "FAILED", "FENCED", "INTERRUPTED", "NOOP", "RUNNING", "SKIPPED", "STATUSES", "VERDICTLESS", "RunRecord", "RunStore"]
 runs = RunRow.__table__
+VERDICTLESS = (SKIPPED, RUNNING, INTERRUPTED)  # runs that say nothing of whether the job works: not ended, did nothing, stopped by a signal
 
 
 @dataclass(frozen=True)
@@ -151,12 +152,13 @@ class RunStore:
                 found[r.table_name].append(_record(r))
         return found
 
-    def latest_per_job(self, tables: Collection[str] | None = None) -> list[RunRecord]:
+    def latest_per_job(self, tables: Collection[str] | None = None, *, ignoring: Collection[str] = (SKIPPED,)) -> list[RunRecord]:
         """The newest run of every (table, job) that was not `skipped`, in one query (the
         status page's overview: a skipped run did nothing and says nothing about the table);
         of the named tables only, when named. Light records: their `counters` are empty and
-        their `health` None (not read)."""
-        chosen = runs.c.status != SKIPPED
+        their `health` None (not read). `ignoring` names the statuses passed over (the
+        overview's verdicts pass over `running` and `interrupted` too: VERDICTLESS)."""
+        chosen = runs.c.status.not_in(sorted(ignoring))
         if tables is not None:
             chosen = and_(chosen, runs.c.table_name.in_(sorted(tables)))
         newest = (
@@ -169,7 +171,7 @@ class RunStore:
         query = (
             select(*light)
             .join(newest, and_(runs.c.table_name == newest.c.table_name, runs.c.job == newest.c.job, runs.c.started_at_ms == newest.c.started))
-            .where(runs.c.status != SKIPPED)
+            .where(runs.c.status.not_in(sorted(ignoring)))
             .order_by(runs.c.table_name, runs.c.job, runs.c.run_id)
         )
         with unavailable_as_error(), self.engine.connect() as conn:

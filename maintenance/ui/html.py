@@ -162,7 +162,7 @@ def layout(title: str, body: str, *, active: str = "", meta: str = "", refresh_s
     current = ' class="active"'
     nav = "".join(
         f'<a href="{esc(path)}"{current if key == active else ""}>{esc(text)}</a>'
-        for key, path, text in (("overview", "/", "Tables"), ("leases", "/leases", "Leases"))
+        for key, path, text in (("overview", "/", "Tables"), ("runs", "/runs", "Runs"), ("leases", "/leases", "Leases"))
     )
     refresh = f'<meta http-equiv="refresh" content="{int(refresh_s)}">' if refresh_s else ""
     page = (

@@ -26,14 +26,16 @@ from maintenance.lease.fence import SUMMARY_JOB
 from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation, evaluate_table
 from maintenance.schedule.planner import Decision
+from maintenance.schedule.share import PREFIX as MEMBERSHIP_PREFIX
 from maintenance.state.leases import LeaseState
-from maintenance.state.runs import ABANDONED, FAILED, FENCED, INTERRUPTED, RUNNING, RunRecord
+from maintenance.state.runs import ABANDONED, FAILED, FENCED, RUNNING, RunRecord
 from maintenance.state.store import StateStore, open_state
 from maintenance.table.files import snapshot_files
 from maintenance.table.health import PartitionHealth, TableHealth, table_health
 from maintenance.table.reader_cost import ReaderCost, reader_cost
 from maintenance.table.targets import data_file_target
 from maintenance.ui import charts
+from maintenance.ui.fleet import runs_page
 from maintenance.ui.html import (
     MISSING,
     ago,
@@ -56,7 +58,7 @@ from maintenance.ui.status import Snapshot, StatusCache, TableSummary
 
 log = structlog.get_logger(__name__)
 
-FAILING = (FAILED, FENCED, INTERRUPTED, ABANDONED)  # a table whose newest run of some job ended so is listed first
+FAILING = (FAILED, FENCED, ABANDONED)  # a table whose newest verdict (latest_runs.py) of some job is one of these is listed first
 PER_PAGE, MAX_PER_PAGE = 50, 1000
 RUNS_PER_PAGE, PARTITIONS_PER_PAGE, LEASES_PER_PAGE = 25, 50, 100
 CHART_RUNS = 200  # the newest runs the time chart plots
@@ -82,7 +84,7 @@ class StatusPages:
     """The pages of one process. `policies` gives the policies in force (the daemon's);
     by default they are read from the policies folder on every table page."""
 
-    paths = ("/", "/table", "/leases")
+    paths = ("/", "/table", "/leases", "/runs")
 
     def __init__(self, config: Config, cache: StatusCache, *, policies: Callable[[], list[Policy] | None] | None = None,
                  state: Callable[[], StateStore] | None = None, wait_s: float = 30.0) -> None:
@@ -103,6 +105,8 @@ class StatusPages:
                 body = self.table(params)
             elif path == "/leases":
                 body = self.leases(params)
+            elif path == "/runs":
+                body = runs_page(self._state())
             else:
                 return Response(404, _message_page("Not found", f"no page at {path}"))
         except NotFound as exc:
@@ -125,10 +129,11 @@ class StatusPages:
             return layout("Tables", body, active="overview", refresh_s=5)
         banners = []
         latest: dict[str, dict[str, RunRecord]] = {}
+        verdicts: dict[str, dict[str, RunRecord]] = {}
         held: dict[str, LeaseState] = {}
         try:
             state = self._state()
-            latest = self.latest_runs.read(state)
+            latest, verdicts = self.latest_runs.read_with_verdicts(state)
             held = {lease.table: lease for lease in state.leases.list() if lease.held}
         except IcemaintError as exc:
             banners.append(f'<div class="banner bad">Runs and leases are not shown: {esc(exc)}</div>')
@@ -139,7 +144,7 @@ class StatusPages:
 
         filters = {key: params.get(key) or None for key in ("catalog", "namespace", "policy")}
         chosen = [t for t in snapshot.tables if _matches(t, filters)]
-        failing = [t for t in chosen if _failing(t, latest.get(t.name, {}))]
+        failing = [t for t in chosen if _failing(t, verdicts.get(t.name, {}))]
         failing_names = {t.name for t in failing}
         ordered = failing + [t for t in chosen if t.name not in failing_names]  # each part costliest first
 
@@ -152,7 +157,8 @@ class StatusPages:
         first = (page - 1) * per
         keep = {**filters, "per": per if per != PER_PAGE else None}
         now_ms = time.time() * 1000
-        rows = [_overview_row(first + i + 1, t, latest.get(t.name, {}), held.get(t.name), now_ms) for i, t in enumerate(ordered[first:first + per])]
+        rows = [_overview_row(first + i + 1, t, latest.get(t.name, {}), t.name in failing_names, held.get(t.name), now_ms)
+                for i, t in enumerate(ordered[first:first + per])]
         due = sum(1 for t in chosen if t.next_due is not None)
         summary = (f'<p>{esc(number(len(chosen)))} tables{" (filtered)" if any(filters.values()) else ""}: '
                    f'<b>{esc(number(len(failing)))}</b> failing, <b>{esc(number(due))}</b> with a job due, '
@@ -256,7 +262,7 @@ class StatusPages:
             expiry = (f'{esc(utc(lease.expires_at_ms))}<br><span class="muted">in {esc(seconds((lease.expires_at_ms - lease.now_ms) / 1000))}</span>'
                       if lease.held else '<span class="muted">free</span>')
             rows.append([
-                table_link(lease.table),
+                _lease_name(lease.table),
                 status_badge("held" if lease.held else "free"),
                 f'<span class="mono">{esc(lease.holder if lease.held else None)}</span>',
                 f'<span class="num">{esc(lease.epoch)}</span>',
@@ -275,6 +281,16 @@ class StatusPages:
         return layout("Leases", body, active="leases", meta=f"read {esc(utc(time.time() * 1000))}")
 
 
+def _lease_name(name: str) -> str:
+    """A table's lease links to the table; a daemon's membership lease (`schedule/share.py`:
+    not a table, no page of its own) says what it is, as text."""
+    if name.startswith(MEMBERSHIP_PREFIX):
+        catalog, _, holder = name[len(MEMBERSHIP_PREFIX):].partition("/")
+        return (f'<span class="membership">daemon membership of catalog {esc(catalog)}</span><br>'
+                f'<span class="muted mono">{esc(holder)}</span>')
+    return table_link(name)
+
+
 class NotFound(Exception):
     pass
 
@@ -286,8 +302,10 @@ def _matches(t: TableSummary, filters: dict[str, str | None]) -> bool:
             and (filters["policy"] is None or t.policy == filters["policy"]))
 
 
-def _failing(t: TableSummary, runs: dict[str, RunRecord]) -> bool:
-    return t.problem is not None or any(r.status in FAILING for r in runs.values())
+def _failing(t: TableSummary, verdicts: dict[str, RunRecord]) -> bool:
+    """Not evaluated, or some job's newest verdict (its newest run that was not running,
+    skipped or interrupted) a failure: failing until a later run of that job succeeds."""
+    return t.problem is not None or any(r.status in FAILING for r in verdicts.values())
 
 
 def _facets(snapshot: Snapshot, filters: dict[str, str | None], per: int) -> str:
@@ -310,9 +328,8 @@ def _facets(snapshot: Snapshot, filters: dict[str, str | None], per: int) -> str
     return f'<div class="facets">{"".join(rows)}</div>' if rows else ""
 
 
-def _overview_row(rank: int, t: TableSummary, runs: dict[str, RunRecord], lease: LeaseState | None, now_ms: float) -> str:
+def _overview_row(rank: int, t: TableSummary, runs: dict[str, RunRecord], failing: bool, lease: LeaseState | None, now_ms: float) -> str:
     h = t.health
-    failing = _failing(t, runs)
     cost = (f'×{t.cost.amplification:,.2f}<br><span class="muted">{esc(_cost_parts(t.cost))}</span>' if h is not None else MISSING)
     deletes = f"{esc(number(h.equality_delete_files))} / {esc(number(h.position_delete_files))}" if h is not None else MISSING
     last = " ".join(_run_badge(runs[job], now_ms) for job in sorted(runs, key=registry.order)) or '<span class="muted">none</span>'

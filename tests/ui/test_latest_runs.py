@@ -47,7 +47,7 @@ def test_each_view_sees_what_a_full_read_sees(state: StateStore, monkeypatch: py
     assert _seen(kept.read(state)) == _full(state)
     asked: list[object] = []
     real = state.runs.latest_per_job
-    monkeypatch.setattr(state.runs, "latest_per_job", lambda names=None: asked.append(names) or real(names))
+    monkeypatch.setattr(state.runs, "latest_per_job", lambda names=None, **kw: asked.append(names) or real(names, **kw))  # both reads: newest runs, verdicts
 
     state.runs.start(f"{tables[0]}:merge:1", tables[0], "merge", holder_id="h", lease_epoch=2)  # started
     view = kept.read(state)

@@ -354,6 +354,30 @@ def test_the_leases_page_shows_holder_epoch_expiry_and_run(config: Config, brows
             state.leases.release(other)
 
 
+def test_the_runs_page_shows_the_fleet_running_failed_and_recent_with_errors(config: Config, browser, pages_server) -> None:  # type: ignore[no-untyped-def]
+    """`/runs`: every table's running, failed and recent runs; a failure's error is text in
+    the page (it was only a badge's tooltip on the overview)."""
+    from selenium.webdriver.common.by import By
+
+    state = open_state(config)
+    tag = uuid.uuid4().hex[:6]
+    running_table, failed_table = f"{config.default_catalog}.fleet_{tag}.a", f"{config.default_catalog}.fleet_{tag}.b"
+    running = record_run(state, running_table, "compact", "running")
+    state.runs.set_stage(running, "starting Spark", {})
+    record_run(state, failed_table, "merge", "failed", error=f"boom {tag}: the catalog refused the commit")
+    try:
+        open_page(browser, f"{pages_server()}/runs")
+        running_rows = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "table.runs-running tbody tr")]
+        assert any(running_table in r and "compact" in r and "starting Spark" in r for r in running_rows), running_rows
+        failed_rows = [r.text for r in browser.find_elements(By.CSS_SELECTOR, "table.runs-failed tbody tr")]
+        assert any(failed_table in r and f"boom {tag}: the catalog refused the commit" in r for r in failed_rows), failed_rows
+        recent = browser.find_element(By.CSS_SELECTOR, "table.runs-recent").text
+        assert running_table in recent and failed_table in recent
+        assert browser.find_element(By.CSS_SELECTOR, 'header.top nav a[href="/runs"]').text == "Runs"
+    finally:
+        state.runs.finish(running, "committed")
+
+
 # -- long lists: pages, rendered by the code the HTTP server calls (`StatusPages.handle`) ---------
 class Rendered(HTMLParser):
     """What the pagination tests read of a page: each table's body rows (the row's attributes
