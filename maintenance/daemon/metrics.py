@@ -15,12 +15,13 @@ import time
 from collections.abc import Callable
 
 import structlog
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import GC_COLLECTOR, PLATFORM_COLLECTOR, CollectorRegistry, Counter, Gauge, Histogram, ProcessCollector
 from prometheus_client.core import GaugeMetricFamily
 
 from maintenance import __version__
 from maintenance.jobs.counters import BYTES_WRITTEN, FILES_DELETED, FILES_REPLACED
 from maintenance.jobs.outcome import COMMITTED, FENCED, NOOP, JobResult
+from maintenance.schedule.planner import Decision
 from maintenance.table.health import TableHealth
 
 log = structlog.get_logger(__name__)
@@ -57,9 +58,17 @@ class DaemonMetrics:
                                            ["cause"], registry=r)
         self.dependency_up = Gauge("icemaint_dependency_up", "1 while a dependency (state, catalog:<name>, policies, spark) works", ["dependency"], registry=r)
         self.spark_running = Gauge("icemaint_spark_running", "1 while this daemon's Spark session is up", registry=r)
+        self.jobs_running = Gauge("icemaint_jobs_running", "Jobs this daemon runs now", ["job"], registry=r)
+        self.jobs_due = Gauge("icemaint_jobs_due", "Due decisions at the last evaluation", ["job"], registry=r)
+        self.evaluation_duration = Histogram("icemaint_evaluation_duration_seconds", "Evaluation cycle time", registry=r,
+                                             buckets=(0.5, 1, 5, 15, 30, 60, 120, 300, 600, float("inf")))
+        ProcessCollector(registry=r)  # memory, CPU, open files: what a leak or a stuck JVM child shows first
+        for collector in (PLATFORM_COLLECTOR, GC_COLLECTOR):
+            r.register(collector)
         self._lock = threading.Lock()
         self._last_success: dict[tuple[str, str], float] = {}  # this process's runs (seconds)
         self._stored_success: dict[tuple[str, str], float] = {}  # every holder's, from the state database (seconds)
+        self._due_jobs: set[str] = set()  # the jobs `jobs_due` carries
         r.register(_SinceLastSuccess(self))
         r.register(_LastSuccessTimestamp(self))
         r.register(_OldestSuccess(self))
@@ -113,6 +122,18 @@ class DaemonMetrics:
                 for kind, count in DELETE_KINDS.items():
                     self.delete_files.labels(table, kind).set(count(h))
             self._delete_series = set(top)
+
+    def observe_due(self, due: list[Decision]) -> None:
+        """The last evaluation's due decisions by job; a job no longer due reads 0, not its old count."""
+        counts: dict[str, int] = {}
+        for decision in due:
+            counts[decision.job] = counts.get(decision.job, 0) + 1
+        with self._lock:
+            for job in self._due_jobs - counts.keys():
+                self.jobs_due.labels(job).set(0)
+            for job, count in counts.items():
+                self.jobs_due.labels(job).set(count)
+            self._due_jobs |= counts.keys()
 
     def last_successes(self) -> dict[tuple[str, str], float]:
         with self._lock:

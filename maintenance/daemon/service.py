@@ -344,6 +344,8 @@ class Daemon:
         self.evaluation_failures, self.next_evaluation_at = 0, 0.0
         self.last_evaluation_ok = time.time()
         self.metrics.observe_health(evaluation.health)
+        self.metrics.observe_due(evaluation.due)
+        self.metrics.evaluation_duration.observe(time.monotonic() - started)
         self.status.publish(evaluation, duration_s=time.monotonic() - started)
         for table, problem in evaluation.problems.items():
             if not table.startswith("catalog "):
@@ -391,7 +393,8 @@ class Daemon:
             for decision in decisions:
                 if self.stopping.is_set():
                     break
-                result = run_decision(self.config, state, decision, holder=self.holder, policies=policies)
+                with self.metrics.jobs_running.labels(decision.job).track_inprogress():
+                    result = run_decision(self.config, state, decision, holder=self.holder, policies=policies)
                 self.metrics.observe_result(result)
                 self.metrics.spark_running.set(1 if spark_running() else 0)
         except StateUnavailableError as exc:

@@ -7,8 +7,11 @@ import time
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
+from maintenance.catalogs import TableRef
 from maintenance.daemon.metrics import DaemonMetrics
+from maintenance.schedule.planner import Decision
 from maintenance.table.health import TableHealth
+from maintenance.table.reader_cost import NO_COST
 
 
 def _series(metrics: DaemonMetrics) -> dict[str, list[tuple[dict[str, str], float]]]:
@@ -62,3 +65,21 @@ def test_a_table_that_left_the_worst_loses_its_series_and_zero_turns_them_off() 
     series = _series(off)
     assert "icemaint_table_delete_files" not in series and "icemaint_last_success_timestamp_seconds" not in series
     assert series["icemaint_oldest_success_timestamp_seconds"] == [({"job": "merge"}, 1.0)]
+
+
+def test_due_jobs_are_counted_by_job_and_a_job_no_longer_due_reads_zero() -> None:
+    metrics = DaemonMetrics()
+    metrics.observe_due([Decision(TableRef("c", ("ns",), t), job, True, "due", "p", NO_COST) for t, job in (("a", "merge"), ("b", "merge"), ("a", "expire"))])
+    assert dict((labels["job"], v) for labels, v in _series(metrics)["icemaint_jobs_due"]) == {"merge": 2, "expire": 1}
+    metrics.observe_due([])
+    assert dict((labels["job"], v) for labels, v in _series(metrics)["icemaint_jobs_due"]) == {"merge": 0, "expire": 0}
+
+
+def test_a_running_job_is_counted_while_it_runs_and_process_metrics_are_exposed() -> None:
+    metrics = DaemonMetrics()
+    with metrics.jobs_running.labels("merge").track_inprogress():
+        assert _series(metrics)["icemaint_jobs_running"] == [({"job": "merge"}, 1.0)]
+    assert _series(metrics)["icemaint_jobs_running"] == [({"job": "merge"}, 0.0)]
+    series = _series(metrics)
+    assert "process_resident_memory_bytes" in series and "python_info" in series
+    assert "icemaint_evaluation_duration_seconds_count" in series
