@@ -6,8 +6,6 @@ such a REST or Hive catalog was still running after nine minutes."""
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,32 +15,7 @@ import yaml
 
 from maintenance.timeouts import bounded_sql_url
 from tests.support.cli import assert_one_line_error, run_cli
-
-
-class Silent:
-    """A TCP server that accepts every connection and never sends a byte."""
-
-    def __init__(self) -> None:
-        self.server = socket.socket()
-        self.server.bind(("127.0.0.1", 0))
-        self.server.listen(64)
-        self.port = self.server.getsockname()[1]
-        self.accepted: list[socket.socket] = []
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-        self._thread.start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                conn, _ = self.server.accept()
-            except OSError:
-                return
-            self.accepted.append(conn)
-
-    def close(self) -> None:
-        self.server.close()
-        for conn in self.accepted:
-            conn.close()
+from tests.support.silent import Silent
 
 
 @pytest.fixture

@@ -28,12 +28,16 @@
 - SIGTERM/SIGINT: no new work; running jobs get `shutdown_grace` to finish, then they are
   cancelled: their fences shut (nothing more is published or deleted, even by a job that
   is between Spark jobs) and their Spark jobs cancelled; leases are released as each job
-  ends; exit 0.
+  ends; exit 0, within `shutdown_grace` and the cancellation's wait whatever hangs (an
+  evaluation in a catalog that never answers is not waited for).
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -127,14 +131,19 @@ class Daemon:
         while not self.stopping.wait(0.5):
             self.main_tick = time.monotonic()
         log.info("daemon stopping: no new work", running=sorted(self.running))
-        scheduler.shutdown(wait=True)  # an evaluation in progress dispatches nothing more
-        self._drain()
+        deadline = time.monotonic() + self.settings.shutdown_grace_s
+        # Not waited for: an evaluation in progress dispatches nothing more (`_dispatch` reads
+        # `stopping` under the lock), and one inside a catalog that hangs would hold the stop
+        # for the catalog's time bound, past the grace.
+        scheduler.shutdown(wait=False)
+        self._drain(deadline)
         self._leave_the_fleet()
         if spark_running():
             stop_spark()
         if server is not None:
             server.shutdown()
         log.info("daemon stopped")
+        _exit_past_hung_threads(EXIT_OK, self._still_busy)
         return EXIT_OK
 
     def _leave_the_fleet(self) -> None:
@@ -163,8 +172,7 @@ class Daemon:
         log.info("signal received", signal=signal.Signals(signum).name)
         self.stopping.set()
 
-    def _drain(self) -> None:
-        deadline = time.monotonic() + self.settings.shutdown_grace_s
+    def _drain(self, deadline: float) -> None:
         while self._busy() and time.monotonic() < deadline:
             time.sleep(0.2)
         if self._busy():
@@ -179,6 +187,12 @@ class Daemon:
         self.pool.shutdown(wait=not self._busy(), cancel_futures=True)
         if self._busy():
             log.error("jobs still running at exit; their leases expire by themselves", tables=sorted(self.running))
+
+    def _still_busy(self) -> list[str]:
+        """What would keep the process from exiting: an evaluation in progress, running jobs."""
+        with self.lock:
+            jobs = sorted(self.running)
+        return (["evaluation"] if self.evaluation_started is not None else []) + [f"job on {table}" for table in jobs]
 
     def _busy(self) -> bool:
         with self.lock:
@@ -421,3 +435,21 @@ class Daemon:
                 stop_spark()
         self.metrics.spark_running.set(1 if spark_running() else 0)
 
+
+def _exit_past_hung_threads(code: int, still_busy: Callable[[], list[str]]) -> None:
+    """Exit now, even where a thread is still inside a call that does not answer (an
+    evaluation in a hung catalog, a job past its cancellation): at exit Python joins every
+    executor's worker, daemon thread or not, so SIGTERM would not stop the daemon within
+    `shutdown_grace`. Its leases expire by themselves, as a killed daemon's do. What is only
+    ending gets a second to end as usual first."""
+    ending_by = time.monotonic() + 1.0
+    while still_busy() and time.monotonic() < ending_by:
+        time.sleep(0.05)
+    busy = still_busy()
+    if not busy:
+        return
+    log.warning("exiting with work still inside calls that do not answer", busy=busy)
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
