@@ -19,6 +19,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from maintenance.catalogs import TableRef
+from maintenance.durations import format_duration
 from maintenance.jobs import registry
 from maintenance.jobs.outcome import COMMITTED, FAILED, FENCED, NOOP
 from maintenance.jobs.spec import PreparedPlan
@@ -27,6 +28,7 @@ from maintenance.policy.triggers import fired, not_reached
 from maintenance.state.runs import RunRecord
 from maintenance.table.health import TableHealth
 from maintenance.table.reader_cost import NO_COST, ReaderCost, reader_cost
+from maintenance.units import format_seconds
 
 BACKOFF_BASE_S = 60.0
 BACKOFF_MAX_S = 3600.0
@@ -95,12 +97,12 @@ def _due(policy: JobPolicy, health: TableHealth, history: list[RunRecord], now: 
         wait_s = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** (len(failures) - 1))
         since_s = (now_ms - (failures[0].ended_at_ms or failures[0].started_at_ms)) / 1000
         if since_s < wait_s:
-            return False, f"backing off after {len(failures)} failed run(s): next try in {wait_s - since_s:.0f}s"
+            return False, f"backing off after {len(failures)} failed run(s): next try in {format_seconds(wait_s - since_s)}"
     last_done = next((r for r in history if r.status in DONE), None)
     if last_done is not None:
         last_ms = last_done.ended_at_ms or last_done.started_at_ms
         if schedule.every_s is not None and now_ms - last_ms < schedule.every_s * 1000:
-            return False, f"ran {(now_ms - last_ms) / 1000:.0f}s ago (every {schedule.every_s:g}s)"
+            return False, f"ran {format_seconds((now_ms - last_ms) / 1000)} ago (every {format_duration(schedule.every_s)})"
         if schedule.cron is not None:
             next_ms = _next_cron_ms(schedule.cron, schedule.timezone, last_ms)
             if next_ms > now_ms:

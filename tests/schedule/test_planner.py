@@ -4,6 +4,7 @@ and backoff; the costliest tables come first."""
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -75,12 +76,12 @@ def test_a_job_that_ran_waits_for_its_interval_and_a_failure_backs_off(spark, co
 
     assert result.status == COMMITTED and result.content_verified, result.error
     after = by_job(evaluate(config, state, [ref], policies), ref)["merge"]
-    assert not after.due and after.reason.startswith("ran ")
+    assert not after.due and re.fullmatch(r"ran [\d.]+s ago \(every 1h\)", after.reason), after.reason  # units people read, not "3600s"
     # A failed orphans run: the next try waits.
     state.runs.start(f"failed-{ref.name}", str(ref), "orphans", holder_id="x", lease_epoch=1)
     state.runs.finish(f"failed-{ref.name}", "failed", error="boom")
     orphans = by_job(evaluate(config, state, [ref], policies), ref)["orphans"]
-    assert not orphans.due and "backing off after 1 failed run" in orphans.reason
+    assert not orphans.due and re.fullmatch(r"backing off after 1 failed run\(s\): next try in (\d+m\d\ds|[\d.]+s)", orphans.reason), orphans.reason
 
 
 def test_quiet_hours_cron_and_disabled_tables(config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 
+from maintenance.catalogs import get_catalog
 from maintenance.config import Config, parse_config
 from maintenance.state.database import StateUnavailableError, ensure_schema, make_engine
 from maintenance.state.leases import LeaseStore
@@ -120,7 +121,9 @@ class PostgresRole:
 def own_home(tmp_path: Path) -> Config:
     """A config on a home of its own (an empty embedded catalog): each evaluation is instant,
     however many tables the session's catalog holds, so the probes keep to the interval."""
-    return parse_config({"home": str(tmp_path / "home")}, source="tests", base_dir=tmp_path)
+    config = parse_config({"home": str(tmp_path / "home")}, source="tests", base_dir=tmp_path)
+    get_catalog(config, config.default_catalog)  # made here: icemaint never creates a catalog it maintains
+    return config
 
 
 def test_a_daemon_whose_state_role_does_not_exist_exits_2_in_one_line(tmp_path: Path) -> None:
