@@ -23,6 +23,7 @@ from maintenance.jobs.counters import BYTES_WRITTEN, FILES_DELETED, FILES_REPLAC
 from maintenance.jobs.outcome import COMMITTED, FENCED, NOOP, JobResult
 from maintenance.schedule.planner import Decision
 from maintenance.table.health import TableHealth
+from maintenance.table.reader_cost import reader_cost
 
 log = structlog.get_logger(__name__)
 
@@ -52,6 +53,12 @@ class DaemonMetrics:
         self.fleet_delete_files = Gauge("icemaint_delete_files", "Delete files of every table at the last evaluation", ["kind"], registry=r)
         self.tables_evaluated = Gauge("icemaint_tables_evaluated", "Tables the last evaluation read", registry=r)
         self._delete_series: set[str] = set()  # the tables `delete_files` carries now
+        self.small_files = Gauge("icemaint_table_small_files", "Small data files per table at the last evaluation (the tables with the most: "
+                                 "daemon.metrics_tables)", ["table"], registry=r)
+        self.fleet_small_files = Gauge("icemaint_small_files", "Small data files of every table at the last evaluation", registry=r)
+        self.read_amplification = Gauge("icemaint_table_read_amplification", "Bytes a full scan reads per byte of live data, per table at the "
+                                        "last evaluation (table/reader_cost.py; the tables with the highest: daemon.metrics_tables)", ["table"], registry=r)
+        self._table_series: dict[str, set[str]] = {}  # a per-table gauge (by `_worst`'s name) -> the tables it carries now
         self.leases_held = Gauge("icemaint_leases_held", "Leases this daemon holds (jobs running)", registry=r)
         self.evaluations = Counter("icemaint_evaluations", "Evaluation cycles by outcome", ["outcome"], registry=r)
         self.evaluation_failures = Counter("icemaint_evaluation_failures", "Failed evaluations by cause (state, catalog, policies, other)",
@@ -108,8 +115,9 @@ class DaemonMetrics:
                 self._last_success[(result.table, result.job)] = time.time()
 
     def observe_health(self, health: dict[str, TableHealth]) -> None:
-        """The last evaluation's delete files: over every table, and per table for the
-        `table_series` tables with the most (a table that left them loses its series)."""
+        """The last evaluation's delete files and small files: over every table, and per table
+        for the `table_series` tables with the most (a table that left them loses its series);
+        read amplification per table for the `table_series` tables where it is highest."""
         self.tables_evaluated.set(len(health))
         for kind, count in DELETE_KINDS.items():
             self.fleet_delete_files.labels(kind).set(sum(count(h) for h in health.values()))
@@ -122,6 +130,21 @@ class DaemonMetrics:
                 for kind, count in DELETE_KINDS.items():
                     self.delete_files.labels(table, kind).set(count(h))
             self._delete_series = set(top)
+        self.fleet_small_files.set(sum(h.small_data_files for h in health.values()))
+        self._worst("small_files", self.small_files, {table: float(h.small_data_files) for table, h in health.items()})
+        self._worst("read_amplification", self.read_amplification, {table: reader_cost(h).amplification for table, h in health.items()})
+
+    def _worst(self, name: str, gauge: Gauge, values: dict[str, float]) -> None:
+        """A per-table gauge for the `table_series` tables with the highest values; a table
+        that left them loses its series (the rule `delete_files` follows, for one label)."""
+        top = dict(heapq.nlargest(self.table_series, values.items(), key=lambda item: (item[1], item[0])))
+        with self._lock:
+            carried = self._table_series.get(name, set())
+            for table in carried - top.keys():
+                gauge.remove(table)
+            for table, value in top.items():
+                gauge.labels(table).set(value)
+            self._table_series[name] = set(top)
 
     def observe_due(self, due: list[Decision]) -> None:
         """The last evaluation's due decisions by job; a job no longer due reads 0, not its old count."""

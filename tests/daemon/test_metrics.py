@@ -11,7 +11,7 @@ from maintenance.catalogs import TableRef
 from maintenance.daemon.metrics import DaemonMetrics
 from maintenance.schedule.planner import Decision
 from maintenance.table.health import TableHealth
-from maintenance.table.reader_cost import NO_COST
+from maintenance.table.reader_cost import NO_COST, reader_cost
 
 
 def _series(metrics: DaemonMetrics) -> dict[str, list[tuple[dict[str, str], float]]]:
@@ -83,3 +83,23 @@ def test_a_running_job_is_counted_while_it_runs_and_process_metrics_are_exposed(
     series = _series(metrics)
     assert "process_resident_memory_bytes" in series and "python_info" in series
     assert "icemaint_evaluation_duration_seconds_count" in series
+
+
+def test_small_files_and_read_amplification_per_table_for_the_worst_and_small_files_over_the_fleet() -> None:
+    """The tables with the most small files and the highest read amplification (each its own
+    worst `metrics_tables`, the amplification as the planner's reader model says), the
+    fleet's small files summed; a table that left the worst loses its series."""
+    metrics = DaemonMetrics(table_series=2)
+    fleet = {"a": TableHealth(small_data_files=7, data_files=7, data_bytes=7 * 2**20), "b": TableHealth(small_data_files=3, data_files=3, data_bytes=3 * 2**20),
+             "c": TableHealth(small_data_files=1, data_files=400, data_bytes=400 * 2**27), "d": TableHealth(data_files=1, data_bytes=2**27)}
+    metrics.observe_health(fleet)
+
+    series = _series(metrics)
+    assert {labels["table"]: value for labels, value in series["icemaint_table_small_files"]} == {"a": 7, "b": 3}
+    assert series["icemaint_small_files"] == [({}, 11.0)]
+    amplification = {labels["table"]: value for labels, value in series["icemaint_table_read_amplification"]}
+    costs = {table: reader_cost(h).amplification for table, h in fleet.items()}
+    assert amplification == {t: costs[t] for t in sorted(costs, key=costs.__getitem__)[-2:]} and min(amplification.values()) > 1.0, (amplification, costs)
+
+    metrics.observe_health({"a": TableHealth(), "b": TableHealth(small_data_files=3), "e": TableHealth(small_data_files=5)})
+    assert {labels["table"] for labels, _ in _series(metrics)["icemaint_table_small_files"]} == {"b", "e"}
