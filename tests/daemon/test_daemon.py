@@ -352,6 +352,8 @@ def test_a_second_sigint_stops_a_daemon_whose_shutdown_is_stuck(tmp_path: Path) 
     port = free_port()
     config_path = tmp_path / "icemaint.yaml"
     config_path.write_text(f"home: {tmp_path}\ndaemon:\n  interval: 1s\n  metrics_port: {port}\n  metrics_host: 127.0.0.1\n")
+    home = parse_config({"home": str(tmp_path)}, source="tests", base_dir=tmp_path)
+    get_catalog(home, home.default_catalog)  # an empty catalog: icemaint never creates the one it maintains
     log = tmp_path / "daemon.log"
     process = start_daemon(config_path, log)
     writer = None

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from maintenance.catalogs import get_catalog
 from maintenance.config import Config
 
 POLICY = """\
@@ -36,6 +37,9 @@ def free_port() -> int:
 
 
 def daemon_config(tmp_path: Path, config: Config, state_url: str, namespace: str, name: str) -> tuple[Path, int]:
+    """A daemon's config on `config`'s home, whose catalog is made here if the test made no
+    table yet (icemaint never creates the catalog it maintains)."""
+    get_catalog(config, config.default_catalog)
     policies = tmp_path / "policies"
     policies.mkdir(exist_ok=True)
     (policies / "test.yaml").write_text(POLICY.format(namespace=namespace))
