@@ -10,7 +10,7 @@ import uuid
 from maintenance.config import Config
 from maintenance.state.store import StateStore
 from maintenance.workload.evaluation import generated_evaluation
-from tests.ui.test_ui import published, record_run, visit
+from tests.support.pages import published, record_run, visit
 
 
 def _next_millisecond(state: StateStore) -> None:
