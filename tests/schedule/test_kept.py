@@ -125,7 +125,7 @@ def test_runs_recorded_since_the_last_cycle_are_seen_by_the_next(tmp_path: Path,
     warm = evaluate(config, state, None, policies, kept=kept)
     assert {d.table for d in warm.due} == {str(idle)}
     (decision,) = [d for d in warm.decisions if d.table == str(ran)]
-    assert decision.reason.startswith("ran ") and "every 86400s" in decision.reason
+    assert decision.reason.startswith("ran ") and "every 1d" in decision.reason
 
 
 def test_a_table_recreated_with_its_runs_forgotten_is_decided_on_no_run(tmp_path: Path) -> None:

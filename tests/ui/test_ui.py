@@ -406,9 +406,11 @@ def test_the_overview_shows_50_tables_a_page_and_links_every_page_once(config: C
     assert len(west) == 9 and west[0].pager("tables").startswith("page 1 of 9 (60 tables)")
     assert parse_qs(urlsplit(west[3].link("next") or "").query) == {"namespace": [f"west_{tag}"], "per": ["7"], "page": ["5"]}
     assert [row["data-table"] for p in west for row, _ in p.rows["overview"]] == [n for n in expected if f".west_{tag}." in n]
-    # a page number out of range shows the nearest page
-    assert visit(pages, "/?page=99").rows == forward[-1].rows
-    assert visit(pages, "/?page=0").rows == visit(pages, "/?page=x").rows == forward[0].rows
+    # a page number out of range shows the nearest page (its tables: a run's "just now" may
+    # have become "1.0s ago" since the crawl)
+    tables = lambda page: [row["data-table"] for row, _ in page.rows["overview"]]  # noqa: E731
+    assert tables(visit(pages, "/?page=99")) == tables(forward[-1])
+    assert tables(visit(pages, "/?page=0")) == tables(visit(pages, "/?page=x")) == tables(forward[0])
 
 
 def _small_table(config: Config, namespace: str, name: str) -> TableRef:

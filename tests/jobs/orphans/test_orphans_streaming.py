@@ -103,7 +103,8 @@ def test_orphans_runs_where_no_jvm_can_start_and_claims_the_table(config: Config
     no_jvm = {"JAVA_HOME": "/nonexistent-icemaint-test"}
 
     needs_spark = run_cli("compact", str(ref), "--json", home=home, env=no_jvm)
-    assert needs_spark.returncode == 1 and "Java gateway process exited" in json.loads(needs_spark.stdout)["error"], needs_spark.stdout
+    error = json.loads(needs_spark.stdout)["error"]
+    assert needs_spark.returncode == 1 and error.startswith("Spark's JVM did not start: ") and "/nonexistent-icemaint-test/bin/java" in error, error
 
     proc = run_cli("orphans", str(ref), "--older-than", "1d", "--json", home=home, env=no_jvm)
     assert proc.returncode == 0, proc.stderr
