@@ -237,14 +237,14 @@ def no_table_hint(config: Config, name: str) -> str:
     from the writers' (Spark's `spark.sql.catalog.<name>`) lists nothing although the database
     is full; the names it does hold are said."""
     from pyiceberg.catalog.sql import IcebergTables, SqlCatalog
-    from sqlalchemy import distinct, select
+    from sqlalchemy import select
     from sqlalchemy.orm import Session
 
     catalog = get_catalog(config, name)
     if isinstance(catalog, SqlCatalog):
         try:
             with Session(catalog.engine) as session:
-                others = sorted(n for n in session.scalars(select(distinct(IcebergTables.catalog_name))) if n != name)
+                others = sorted(n for n in session.scalars(select(IcebergTables.catalog_name).distinct()) if n != name)
         except UNREACHABLE:
             others = []
         if others:

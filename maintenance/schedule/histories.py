@@ -70,7 +70,9 @@ class RunHistories:
         """Read at once the histories of these tables that are not kept (`RunStore.newest_of`),
         so that `of` finds them: what `of` would read one query per table."""
         missing = [table for table in tables if table not in self._by_table]
-        for table, history in state.runs.newest_of(missing, HISTORY_LIMIT).items() if missing else ():
+        if not missing:
+            return
+        for table, history in state.runs.newest_of(missing, HISTORY_LIMIT).items():
             self._by_table[table] = decisive(history)
 
     def of(self, state: StateStore, table: str) -> list[RunRecord]:

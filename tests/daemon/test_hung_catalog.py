@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.daemon import free_port, http_get, start_daemon, wait_for
+from tests.support.daemon import free_port, http_get, signal_and_wait, start_daemon, wait_for
 from tests.support.silent import Silent
 
 GRACE_S = 5
@@ -52,10 +52,7 @@ def test_a_hung_catalog_is_named_by_readyz_and_sigterm_does_not_wait_for_it(sile
         asked = len(silent.accepted)
         wait_for(lambda: len(silent.accepted) > asked, 30, "the next evaluation, inside the hung catalog", [log])
 
-        daemon.send_signal(signal.SIGTERM)
-        signalled = time.monotonic()
-        code = daemon.wait(timeout=120)
-        stopped_after = time.monotonic() - signalled
+        code, stopped_after = signal_and_wait(daemon, signal.SIGTERM, 120)
     finally:
         if daemon.poll() is None:
             daemon.kill()

@@ -67,6 +67,14 @@ def stop_daemon(process: subprocess.Popen[bytes], log: Path) -> int:
         pytest.fail(f"daemon did not stop on SIGTERM:\n{log.read_text()[-3000:]}")
 
 
+def signal_and_wait(process: subprocess.Popen[bytes], signum: int, timeout_s: float) -> tuple[int, float]:
+    """Send the signal; the process's exit code and the seconds it took to exit after it."""
+    process.send_signal(signum)
+    sent = time.monotonic()
+    code = process.wait(timeout=timeout_s)
+    return code, time.monotonic() - sent
+
+
 def wait_for(condition, timeout_s: float, what: str, logs: list[Path]):  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
