@@ -45,7 +45,7 @@ from maintenance.jobs.outcome import FENCED
 from tests.services import spark_worker
 from tests.services.config import CREDENTIALS_ENV, write_config
 from tests.services.stack import Services
-from tests.support.fencing import read_line, resume_paused_holder
+from tests.support.fencing import pause_outside_state_writes, read_line, resume_paused_holder
 from tests.support.matrix import (
     POLICY_JOBS,
     REPO,
@@ -109,7 +109,7 @@ def test_paused_holder_is_fenced_after_takeover(matrix: Matrix, catalog: str, tm
         ready = read_line(holder_a, "READY", timeout=300).split()
         a_run_id, scratch = ready[1], ready[2:]
         assert scratch and all(object_exists(s3, p) for p in scratch)
-        os.kill(holder_a.pid, signal.SIGSTOP)
+        pause_outside_state_writes(holder_a, raw["state"]["url"], str(ref))
         time.sleep(4.5)  # past A's 3 s lease
 
         b = matrix.worker.call(spark_worker.fencing_holder_b, str(config_path), name, 20_000_001)

@@ -26,11 +26,28 @@ def test_a_sqlite_catalog_that_does_not_exist_is_an_error_and_is_not_created(tmp
 
     health = run_cli("--config", str(config), "health", "ns.t", home=tmp_path)
     plan = run_cli("--config", str(config), "plan", home=tmp_path)
+    run = run_cli("--config", str(config), "run", "--dry-run", home=tmp_path)
 
     assert_one_line_error(health, 2, str(missing), "does not exist")
-    assert plan.returncode != 0 and str(missing) in plan.stderr and "Traceback" not in plan.stderr, plan.stderr
-    assert "nothing due" not in plan.stdout
+    for command in (plan, run):  # the configuration's fault: exit 2, as any bad configuration
+        assert_one_line_error(command, 2, str(missing), "does not exist")
+        assert "nothing due" not in command.stdout
     assert not missing.exists()
+
+
+def test_catalogs_spark_cannot_take_are_refused_before_any_job(tmp_path: Path) -> None:
+    """What Spark would refuse when it starts, inside a job (exit 1, once per job), is the
+    configuration's fault and said before anything runs: a SQL catalog on a database Iceberg's
+    JDBC catalog does not support, and two catalogs giving one bucket different s3a settings."""
+    oracle = tmp_path / "oracle.yaml"
+    oracle.write_text(f"home: {tmp_path}\ncatalogs:\n  lake:\n    type: sql\n    uri: oracle://u@127.0.0.1:1/db\n")
+    clash = tmp_path / "clash.yaml"
+    catalog = "    type: rest\n    uri: http://127.0.0.1:1\n    warehouse: s3://shared/w{n}\n    properties:\n      s3.endpoint: http://127.0.0.1:{port}\n"
+    clash.write_text(f"home: {tmp_path}\ncatalogs:\n  a:\n{catalog.format(n=1, port=9001)}  b:\n{catalog.format(n=2, port=9002)}")
+
+    for config, said in ((oracle, "is not supported by Spark's JDBC catalog"), (clash, "give Hadoop's s3a different 'endpoint'")):
+        for command in (("plan",), ("run", "--dry-run"), ("merge", "a.ns.t")):
+            assert_one_line_error(run_cli("--config", str(config), *command, home=tmp_path), 2, said)
 
 
 def test_a_catalog_named_otherwise_than_its_writers_name_it_is_said(tmp_path: Path) -> None:

@@ -108,8 +108,10 @@ def evaluate_tables(app: AppContext, tables: tuple[str, ...], *, fresh: bool = F
     from maintenance.policy.loader import load_policies
     from maintenance.schedule.cycle import evaluate
     from maintenance.schedule.kept import KeptEvaluations
+    from maintenance.spark.session import check_spark_settings
     from maintenance.state.store import open_state
 
+    check_spark_settings(app.config)
     refs = [app.table(t) for t in tables] or None
     for ref in refs or []:
         load_table(app.config, ref)  # an unknown table is a usage error

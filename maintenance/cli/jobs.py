@@ -31,7 +31,9 @@ COMMON_HELP = {
 def run_and_report(app: AppContext, table: str, spec: JobSpec, options: Any, *, dry_run: bool, verify: bool, as_json: bool) -> int:
     from maintenance.catalogs import load_table
     from maintenance.jobs.runner import run_job
+    from maintenance.spark.session import check_spark_settings
 
+    check_spark_settings(app.config)
     ref = app.table(table)
     loaded = load_table(app.config, ref)  # an unknown table is a usage error, before any lease
     if spec.check_table is not None:

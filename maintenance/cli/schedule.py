@@ -67,7 +67,7 @@ def register(cli: click.Group) -> None:
                       ["due", "table", "job", "policy", "read_amplification", "extra_opens_per_scan", "delete_records_per_scan", "estimated_s", "reason"])
             _note_unselected(app, evaluation.decisions)
             _report_problems(evaluation.problems)
-        return EXIT_FAILED if evaluation.problems else EXIT_OK
+        return evaluation.exit_code
 
     @cli.command()
     @click.argument("tables", nargs=-1, metavar="[TABLE]...")
@@ -86,10 +86,10 @@ def register(cli: click.Group) -> None:
         evaluated = len({d.table for d in evaluation.decisions})
         if not chosen and not as_json and _evaluated_any(evaluation):
             click.echo(f"nothing due on {evaluated} table(s)")
-        elif not chosen and dry_run:  # a dry run always answers; a real one appends only job results (cron's JSON Lines file)
+        elif not chosen and dry_run and _evaluated_any(evaluation):  # a dry run always answers; a real one appends only job results (cron's JSON Lines file)
             emit_json_line({"status": "nothing due", "tables": evaluated, "dry_run": True, "state_database": app.state_database})
         _report_problems(evaluation.problems)
-        return EXIT_OK if all(r.ok for r in results) and not evaluation.problems else EXIT_FAILED
+        return evaluation.exit_code or (EXIT_OK if all(r.ok for r in results) else EXIT_FAILED)
 
     @cli.command()
     @click.option("--interval", cls=DaemonSetting, key="interval", type=POSITIVE_DURATION, metavar="DURATION", help="Between evaluations of every table.")
@@ -109,8 +109,10 @@ def register(cli: click.Group) -> None:
 
         Its settings are the config's `daemon:` section (README, Deployment); each flag overrides one key."""
         from maintenance.daemon.service import Daemon
+        from maintenance.spark.session import check_spark_settings
 
         config = app.config
+        check_spark_settings(config)  # a configuration Spark cannot take: exit 2 at start, not a failed job each cycle
         flags = [p for p in click.get_current_context().command.params if isinstance(p, DaemonSetting)]
         given = {flag.attribute: settings[flag.name] for flag in flags if flag.name and settings[flag.name] is not None}
         if given:

@@ -82,6 +82,7 @@ class Daemon:
         self.lock = threading.Lock()
         self.running: dict[str, Future[None]] = {}  # table -> its worker
         self.worked_until: dict[str, float] = {}  # table -> when its last worker ended (monotonic)
+        self.catalogs_said_empty: set[str] = set()  # catalogs whose listing of no table was logged
         self.pool = ThreadPoolExecutor(max_workers=self.settings.max_concurrent_jobs, thread_name_prefix="icemaint-job")
         self.metrics = DaemonMetrics(config.daemon.metrics_tables)
         self.policies: list[Policy] | None = None
@@ -309,6 +310,14 @@ class Daemon:
         self.metrics.dependency_up.labels(STATE).set(1)
         return state
 
+    def _say_empty_catalogs(self, empty: dict[str, str]) -> None:
+        """A catalog that lists no table is said once, when it starts to (the page shows it while
+        it lasts): a wrong name or path would leave the daemon doing nothing, in silence. It is
+        no failing dependency: a new deployment's catalog may be empty for a while."""
+        for name in sorted(set(empty) - self.catalogs_said_empty):
+            log.warning("catalog lists no table", catalog=name, hint=empty[name].removeprefix("lists no table; "))
+        self.catalogs_said_empty = set(empty)
+
     def _back_off_state_probes(self) -> None:
         """Skip the next 0, 1, 3, 7 … intervals, in intervals rather than seconds so that the
         probes land on the scheduler's ticks (up to 10 minutes between them)."""
@@ -351,6 +360,7 @@ class Daemon:
         for name in evaluation.catalogs_listed:
             self.dependencies.up(catalog(name))
             self.metrics.dependency_up.labels(catalog(name)).set(1)
+        self._say_empty_catalogs(evaluation.catalogs_empty)
         for name, problem in evaluation.catalogs_failing.items():
             self.dependencies.down(catalog(name), problem)
             self.metrics.dependency_up.labels(catalog(name)).set(0)

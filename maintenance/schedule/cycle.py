@@ -18,7 +18,7 @@ from pyiceberg.table import Table
 
 from maintenance.catalogs import TableRef, list_tables, load_table, metadata_locations, no_table_hint
 from maintenance.config import Config
-from maintenance.errors import IcemaintError, UsageError
+from maintenance.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ConfigError, IcemaintError, UsageError
 from maintenance.jobs import registry
 from maintenance.jobs.outcome import JobResult
 from maintenance.jobs.runner import run_job
@@ -46,11 +46,21 @@ class Evaluation:
     problems: dict[str, str] = field(default_factory=dict)  # table -> why it could not be evaluated
     catalogs_failing: dict[str, str] = field(default_factory=dict)  # catalog -> why its tables could not be listed
     catalogs_listed: list[str] = field(default_factory=list)
+    catalogs_empty: dict[str, str] = field(default_factory=dict)  # listed catalog -> why it may list no table
+    catalogs_misconfigured: list[str] = field(default_factory=list)  # failing for the configuration's fault (a ConfigError)
     shares: dict[str, Share] = field(default_factory=dict)  # catalog -> this daemon's share of it (several daemons)
 
     @property
     def due(self) -> list[Decision]:
         return [d for d in self.decisions if d.due]
+
+    @property
+    def exit_code(self) -> int:
+        """A catalog the configuration gets wrong (a missing SQLite file, a refused password) is
+        exit 2, as any bad configuration; any other problem is exit 1."""
+        if self.catalogs_misconfigured:
+            return EXIT_USAGE
+        return EXIT_FAILED if self.problems else EXIT_OK
 
 
 def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = None, policies: list[Policy] | None = None,
@@ -78,7 +88,7 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
             try:
                 found = list_tables(config, name)
                 if not found:
-                    result.problems[f"catalog {name}"] = f"lists no table; {no_table_hint(config, name)}"
+                    result.catalogs_empty[name] = result.problems[f"catalog {name}"] = f"lists no table; {no_table_hint(config, name)}"
                 refs.extend(found)
                 if kept is not None:
                     locations.update(metadata_locations(config, name) or {})
@@ -87,6 +97,8 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
                 raise
             except IcemaintError as exc:
                 result.catalogs_failing[name] = result.problems[f"catalog {name}"] = str(exc)
+                if isinstance(exc, ConfigError):
+                    result.catalogs_misconfigured.append(name)
                 log.warning("catalog not listed", catalog=name, error=str(exc))
     listed = {str(ref) for ref in refs}
     if listing and membership is not None:

@@ -174,6 +174,17 @@ S3A_BOUNDED = {
 }
 
 
+def check_spark_settings(config: Config) -> None:
+    """What Spark will be told of the catalogs, worked out without a JVM, so that a
+    configuration Spark cannot take (a SQL catalog's database Iceberg's JDBC catalog does not
+    support, two catalogs giving one bucket different s3a settings) is a ConfigError before
+    any job (exit 2), not a failed job once Spark starts. Jars are not looked for: planning
+    needs none."""
+    for catalog in config.catalogs.values():
+        catalog_spark_conf(catalog)
+    s3a_conf(config)
+
+
 def s3a_conf(config: Config) -> dict[str, str]:
     """Hadoop's `s3a` settings from each catalog's `s3.*` properties (endpoint, region,
     path-style access, credentials): for the warehouse's bucket when the catalog names one

@@ -75,6 +75,7 @@ class Snapshot:
     duration_s: float | None
     tables: list[TableSummary]
     catalogs_failing: dict[str, str] = field(default_factory=dict)
+    catalogs_empty: dict[str, str] = field(default_factory=dict)  # listed, but no table: a wrong name or path
     by_name: dict[str, TableSummary] = field(default_factory=dict)
     catalogs: Counter[str] = field(default_factory=Counter)
     namespaces: Counter[str] = field(default_factory=Counter)
@@ -120,7 +121,7 @@ def summarize(evaluation: Evaluation, *, source: str, taken_at: float | None = N
             decisions=tuple(jobs), problem=evaluation.problems.get(name), note=notes.get(name),
         ))
     return Snapshot(taken_at=time.time() if taken_at is None else taken_at, source=source, duration_s=duration_s, tables=tables,
-                    catalogs_failing=dict(evaluation.catalogs_failing))
+                    catalogs_failing=dict(evaluation.catalogs_failing), catalogs_empty=dict(evaluation.catalogs_empty))
 
 
 class StatusCache:

@@ -13,7 +13,7 @@ import pytest
 from pyiceberg.catalog.sql import SqlCatalog
 
 from tests.support.cli import assert_one_line_error, in_process, run_cli
-from tests.support.daemon import EVALUATIONS_OK, free_port, healthz, metric, stop_daemon, wait_for
+from tests.support.daemon import EVALUATIONS_OK, free_port, healthz, http_get, metric, stop_daemon, wait_for
 from tests.support.paths import REPO
 
 # What `--help` and `--version` must not import: together they took 3 s to import here
@@ -205,9 +205,12 @@ def test_daemon_flags_override_the_configs_daemon_section(tmp_path: Path) -> Non
     try:
         wait_for(lambda: healthz(port)[0] == 200, 60, "/healthz on the port of --metrics-port", [log])
         wait_for(lambda: metric(port, EVALUATIONS_OK) >= 3, 30, "an evaluation every second", [log])
+        page = http_get(port, "/")[1]
+        assert "Catalog local lists no table; check the catalog" in page, page  # an empty catalog is said while it lasts
     finally:
         code = stop_daemon(daemon, log)
     assert code == 0, log.read_text()[-3000:]
+    assert log.read_text().count('"catalog lists no table"') == 1  # once, not every evaluation
     started = next(json.loads(line) for line in log.read_text().splitlines() if '"daemon started"' in line)
     assert (started["interval_s"], started["max_concurrent_jobs"], started["metrics_port"]) == (1.0, 3, port)
 

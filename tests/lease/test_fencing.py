@@ -23,7 +23,7 @@ from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.spark.jvm import load_java_table
 from maintenance.state.store import StateStore
 from tests.conftest import STATE_KINDS, CdcFactory, new_state_url
-from tests.support.fencing import read_line, resume_paused_holder
+from tests.support.fencing import pause_outside_state_writes, read_line, resume_paused_holder
 from tests.support.fencing_jobs import append_marker_row
 from tests.support.paths import REPO
 
@@ -56,7 +56,7 @@ def test_paused_holder_is_fenced_after_takeover(spark, home: Path, tmp_path: Pat
         try:
             ready = read_line(holder_a, "READY", timeout=180).split()
             a_run_id, scratch = ready[1], ready[2:]
-            os.kill(holder_a.pid, signal.SIGSTOP)
+            pause_outside_state_writes(holder_a, state_url, str(ref))
             time.sleep(4.5)  # past A's 3 s lease
 
             def holder_b(ctx: JobContext) -> JobOutcome:
