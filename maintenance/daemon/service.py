@@ -315,7 +315,7 @@ class Daemon:
         it lasts): a wrong name or path would leave the daemon doing nothing, in silence. It is
         no failing dependency: a new deployment's catalog may be empty for a while."""
         for name in sorted(set(empty) - self.catalogs_said_empty):
-            log.warning("catalog lists no table", catalog=name, hint=empty[name].removeprefix("lists no table; "))
+            log.warning("catalog lists no table", catalog=name, hint=empty[name])
         self.catalogs_said_empty = set(empty)
 
     def _back_off_state_probes(self) -> None:

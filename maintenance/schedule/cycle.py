@@ -46,7 +46,7 @@ class Evaluation:
     problems: dict[str, str] = field(default_factory=dict)  # table -> why it could not be evaluated
     catalogs_failing: dict[str, str] = field(default_factory=dict)  # catalog -> why its tables could not be listed
     catalogs_listed: list[str] = field(default_factory=list)
-    catalogs_empty: dict[str, str] = field(default_factory=dict)  # listed catalog -> why it may list no table
+    catalogs_empty: dict[str, str] = field(default_factory=dict)  # listed catalog that lists no table -> why it may not (a hint)
     catalogs_misconfigured: list[str] = field(default_factory=list)  # failing for the configuration's fault (a ConfigError)
     shares: dict[str, Share] = field(default_factory=dict)  # catalog -> this daemon's share of it (several daemons)
 
@@ -88,7 +88,8 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
             try:
                 found = list_tables(config, name)
                 if not found:
-                    result.catalogs_empty[name] = result.problems[f"catalog {name}"] = f"lists no table; {no_table_hint(config, name)}"
+                    result.catalogs_empty[name] = hint = no_table_hint(config, name)
+                    result.problems[f"catalog {name}"] = f"lists no table; {hint}"
                 refs.extend(found)
                 if kept is not None:
                     locations.update(metadata_locations(config, name) or {})

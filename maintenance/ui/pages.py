@@ -141,8 +141,8 @@ class StatusPages:
             banners.append(f'<div class="banner warn">The last evaluation failed, the previous one is shown: {esc(self.cache.error)}</div>')
         for catalog, problem in sorted(snapshot.catalogs_failing.items()):
             banners.append(f'<div class="banner bad">Catalog {esc(catalog)}: its tables could not be listed: {esc(problem)}</div>')
-        for catalog, problem in sorted(snapshot.catalogs_empty.items()):
-            banners.append(f'<div class="banner bad">Catalog {esc(catalog)} {esc(problem)}</div>')
+        for catalog, hint in sorted(snapshot.catalogs_empty.items()):
+            banners.append(f'<div class="banner bad">Catalog {esc(catalog)} lists no table; {esc(hint)}</div>')
 
         filters = {key: params.get(key) or None for key in ("catalog", "namespace", "policy")}
         chosen = [t for t in snapshot.tables if _matches(t, filters)]

@@ -75,7 +75,7 @@ class Snapshot:
     duration_s: float | None
     tables: list[TableSummary]
     catalogs_failing: dict[str, str] = field(default_factory=dict)
-    catalogs_empty: dict[str, str] = field(default_factory=dict)  # listed, but no table: a wrong name or path
+    catalogs_empty: dict[str, str] = field(default_factory=dict)  # catalog that lists no table -> a hint why (a wrong name or path)
     by_name: dict[str, TableSummary] = field(default_factory=dict)
     catalogs: Counter[str] = field(default_factory=Counter)
     namespaces: Counter[str] = field(default_factory=Counter)
