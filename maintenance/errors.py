@@ -63,6 +63,11 @@ class SparkJobError(IcemaintError):
     """A Spark or Iceberg Java call failed; the message is the root cause, one line."""
 
 
+class SparkStartError(SparkJobError):
+    """Spark could not start (its JVM, its context): the process's dependency, not the
+    table's. The job that needed it did none of its work; the message is one line."""
+
+
 _MISCONFIGURED = (
     "does not exist",  # PostgreSQL: role or database
     "password authentication failed",

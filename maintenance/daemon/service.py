@@ -4,7 +4,10 @@
   its lease), at most `max_concurrent_jobs` tables at once, leases shared with every other
   daemon on the same state database. A table whose worker ended while an evaluation was
   reading waits for the next one (what was just done still looked due).
-- Spark starts with the first job and stops after `spark_idle` without one.
+- Spark starts with the first job that needs it, under that job's lease (the table's run
+  says `starting Spark`), and stops after `spark_idle` without a job. A Spark that cannot
+  start is a failing dependency; while it fails, each worker tries to start it before it
+  takes a lease, so no more runs are recorded for it.
 - Every interval starts with a probe of the state database: while it fails, nothing is
   evaluated or dispatched, `/healthz` answers 503 naming it, and the probe is all that
   runs (one line in the log when it starts failing, one when it works again). A state
@@ -34,6 +37,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -58,8 +62,7 @@ from maintenance.schedule.cycle import Evaluation, evaluate, run_decision
 from maintenance.schedule.kept import KeptEvaluations
 from maintenance.schedule.planner import Decision
 from maintenance.schedule.share import Membership
-from maintenance.spark.errors import java_error_message
-from maintenance.spark.session import get_spark, spark_running, stop_spark
+from maintenance.spark.session import get_spark, spark_running, spark_start_failure, stop_spark
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.leases import new_holder_id
 from maintenance.state.store import StateStore, open_state
@@ -398,15 +401,27 @@ class Daemon:
                 self.metrics.leases_held.set(len(self.running))
 
     def _spark_ready(self) -> bool:
-        """Start Spark if needed; a Spark that cannot start is a failing dependency."""
-        try:
+        """While Spark is a failing dependency, try to start it before taking a lease, so a
+        Spark that still cannot start records no run for the table. Otherwise a job starts
+        Spark itself, under its lease, and the table's run shows `starting Spark`."""
+        if SPARK not in self.dependencies.failing():
+            return True
+        with contextlib.suppress(Exception):  # a start that fails is remembered: `spark_start_failure`
             get_spark(self.config)
-        except Exception as exc:
-            self.dependencies.down(SPARK, java_error_message(exc) if not isinstance(exc, IcemaintError) else str(exc))
+        return self._spark_known()
+
+    def _spark_known(self) -> bool:
+        """Spark's status as the last start left it (`spark_start_failure`): a failed start is
+        a failing dependency, one line naming why; False then, so no more jobs start now."""
+        failure = spark_start_failure()
+        if failure is not None:
+            self.dependencies.down(SPARK, failure)
             self.metrics.dependency_up.labels(SPARK).set(0)
             return False
-        self.dependencies.up(SPARK)
-        self.metrics.dependency_up.labels(SPARK).set(1)
+        if spark_running():
+            self.dependencies.up(SPARK)
+            self.metrics.dependency_up.labels(SPARK).set(1)
+        self.metrics.spark_running.set(1 if spark_running() else 0)
         return True
 
     def _work_on(self, table: str, decisions: list[Decision], state: StateStore, policies: list[Policy]) -> None:
@@ -420,7 +435,8 @@ class Daemon:
                 with self.metrics.jobs_running.labels(decision.job).track_inprogress():
                     result = run_decision(self.config, state, decision, holder=self.holder, policies=policies)
                 self.metrics.observe_result(result)
-                self.metrics.spark_running.set(1 if spark_running() else 0)
+                if not self._spark_known():
+                    break
         except StateUnavailableError as exc:
             self._state_down(exc)
         except IcemaintError as exc:  # one line, e.g. the state database misconfigured under a job; the next probe reports it

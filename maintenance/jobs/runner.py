@@ -31,7 +31,7 @@ import structlog
 from maintenance import faults, interrupts
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.errors import IcemaintError
+from maintenance.errors import IcemaintError, SparkStartError
 from maintenance.jobs import registry
 from maintenance.jobs.context import JobContext
 from maintenance.jobs.counters import undocumented
@@ -264,6 +264,9 @@ def _classify_failure(context: JobContext, exc: Exception, result: JobResult) ->
         result.status, result.error = FENCED, str(exc)
     elif isinstance(exc, JobRefusedError):
         result.status, result.error = FAILED, str(exc)
+    elif isinstance(exc, SparkStartError):  # the process's Spark, not the job: its line says why, no traceback
+        result.status, result.error = FAILED, str(exc)
+        log.error("job failed", error=result.error)
     elif isinstance(exc, IcemaintError):
         result.status, result.error = (FENCED, f"{exc} (lease lost: {context.fence.keeper.lost_reason})") if lost else (FAILED, str(exc))
         log.error("job failed", error=result.error, exc_info=exc)

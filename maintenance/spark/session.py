@@ -19,9 +19,10 @@ import structlog
 
 from maintenance import interrupts
 from maintenance.config import CatalogConfig, Config
-from maintenance.errors import ConfigError, SparkJobError, UsageError
+from maintenance.errors import ConfigError, SparkJobError, SparkStartError, UsageError
 from maintenance.redact import holds_secret, is_remembered_secret, redact_mapping, redact_text
 from maintenance.spark import py4j_lookups
+from maintenance.spark.errors import java_error_message
 from maintenance.spark.jars import S3A, SPARK, SPARK_RUNTIME, jar, jars_for
 from maintenance.spark.java_helpers import new_helper
 from maintenance.timeouts import spark_catalog_timeouts, spark_hive_timeouts
@@ -44,6 +45,7 @@ MIN_ICEBERG_WORKER_THREADS = 8
 
 _lock = threading.Lock()
 _session: SparkSession | None = None
+_start_failure: str | None = None  # why the last start failed, until a start succeeds
 
 
 def iceberg_runtime_jar() -> str:
@@ -260,13 +262,29 @@ def iceberg_worker_threads() -> int:
 
 
 def get_spark(config: Config) -> SparkSession:
-    """The process's Spark session, started on first use."""
-    global _session
+    """The process's Spark session, started on first use. A start that fails raises a
+    SparkStartError in one line (a ConfigError stays one) and is remembered until a start
+    succeeds (`spark_start_failure`)."""
+    global _session, _start_failure
     with _lock:
         if _session is None or not _session_alive(_session):
-            _session = _start(config)
+            try:
+                _session = _start(config)
+            except ConfigError as exc:
+                _start_failure = str(exc)
+                raise
+            except Exception as exc:
+                _start_failure = str(exc) if isinstance(exc, SparkJobError) else java_error_message(exc)
+                raise SparkStartError(_start_failure) from exc
+            _start_failure = None
         make_active_in_this_thread(_session)
         return _session
+
+
+def spark_start_failure() -> str | None:
+    """Why Spark last failed to start in this process, or None once it has started (or never
+    tried): the daemon learns from it that a job's Spark, not its table, failed."""
+    return _start_failure
 
 
 def make_active_in_this_thread(session: SparkSession) -> None:

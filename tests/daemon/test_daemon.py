@@ -4,6 +4,7 @@ leases released; two daemons on one database share six tables without overlap.""
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import time
@@ -79,6 +80,8 @@ def test_daemon_processes_a_table_and_stops_cleanly_on_sigterm(tmp_path: Path, s
     assert spark_rows(spark, ref) == model_rows(model)
     text = log.read_text()
     assert '"event": "daemon stopped"' in text and "Traceback" not in text
+    started = next(json.loads(line) for line in text.splitlines() if '"event": "starting spark"' in line)
+    assert started.get("run_id") and started.get("job"), started  # under a job's lease: its run shows "starting Spark"
 
 
 @pytest.mark.slow
@@ -250,33 +253,49 @@ def test_a_catalog_cut_turns_healthz_503_naming_it_and_its_return_200(tmp_path: 
 
 @pytest.mark.slow
 def test_a_spark_that_cannot_start_turns_healthz_503_naming_it(tmp_path: Path) -> None:
-    """A job is due but Spark cannot start (a master URL its SparkContext cannot parse): /healthz says 503
-    naming Spark with its one-line reason, `icemaint_dependency_up{dependency="spark"}` is 0,
-    no run is recorded, the daemon stays up and the log has one line and no traceback. (No
-    Spark in this process: the table is written by pyiceberg, on a home of the test's own.)"""
+    """A job that needs Spark is due but Spark cannot start (a master URL its SparkContext
+    cannot parse): /healthz says 503 naming Spark with its one-line reason,
+    `icemaint_dependency_up{dependency="spark"}` is 0, the daemon stays up, and the log has
+    one line and no traceback. The job that tried is one failed run saying why (it started
+    Spark under its lease); while Spark fails, a table due later (the second one) gets Spark
+    tried before its lease is taken, and no run. (No Spark in this process: the table is written by pyiceberg, on
+    a home of the test's own.)"""
     own = parse_config({"home": str(tmp_path / "home")}, source="tests", base_dir=tmp_path)
     namespace = f"nospark_{uuid.uuid4().hex[:6]}"
     catalog = get_catalog(own, own.default_catalog)
     catalog.create_namespace(namespace)
     table = catalog.create_table((namespace, "t"), Schema(NestedField(1, "id", LongType(), required=False)), properties={"format-version": "2"})
-    table.append(pa.table({"id": pa.array([1, 2], pa.int64())}))  # never cleaned of orphans: ORPHANS is due
+    for start in range(0, 12, 2):  # six small files: COMPACT, which runs on Spark, is due
+        table.append(pa.table({"id": pa.array([start, start + 1], pa.int64())}))
     state_url = f"sqlite:///{tmp_path / 'state.db'}"
     config_path, port = daemon_config(tmp_path, own, state_url, namespace, "daemon")
     config_path.write_text(config_path.read_text().replace("master: local[1]", "master: local[nope]"))
+    policy = tmp_path / "policies" / "test.yaml"
+    policy.write_text(policy.read_text() + "  compact:\n    when:\n      small_files: 5\n    every: 1h\n")
     log = tmp_path / "daemon.log"
     process = start_daemon(config_path, log)
     try:
-        _, body = wait_for(lambda: (lambda r: r if r[0] == 503 else None)(healthz(port)), 120, "503 naming Spark", [log])
+        _, body = wait_for(lambda: (lambda r: r if r[0] == 503 else None)(healthz(port)), 180, "503 naming Spark", [log])
         assert body.startswith("spark: failing for ") and "local[nope]" in body and "\n" not in body.strip(), body
         assert metric(port, 'icemaint_dependency_up{dependency="spark"}') == 0.0
         assert metric(port, 'icemaint_dependency_up{dependency="state"}') == 1.0
+        later = catalog.create_table((namespace, "u"), table.schema(), properties={"format-version": "2"})
+        for start in range(0, 12, 2):
+            later.append(pa.table({"id": pa.array([start, start + 1], pa.int64())}))
+        seen = log.read_text().count('"evaluated"')
+        wait_for(lambda: log.read_text().count('"evaluated"') >= seen + 2, 60, "two evaluations that see the second table", [log])
         assert process.poll() is None
     finally:
         code = stop_daemon(process, log)
     assert code == 0, log.read_text()[-3000:]
     engine = make_engine(state_url)
-    assert RunStore(engine).list(table=f"{own.default_catalog}.{namespace}.t") == []
+    runs = RunStore(engine).list(table=f"{own.default_catalog}.{namespace}.t")
+    assert RunStore(engine).list(table=f"{own.default_catalog}.{namespace}.u") == []  # Spark tried first, no lease taken
     engine.dispose()
+    spark_runs = [(r.job, r.status) for r in runs if r.job != "orphans"]
+    assert spark_runs == [("compact", "failed")], runs
+    [failed] = [r for r in runs if r.job == "compact"]
+    assert "local[nope]" in (failed.error or "") and "\n" not in (failed.error or ""), failed.error
     text = log.read_text()
     assert "Traceback" not in text, text[-3000:]
     assert text.count('"dependency failing"') == 1, text[-3000:]
