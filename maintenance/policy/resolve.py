@@ -23,9 +23,11 @@ def policy_for(ref: TableRef, properties: dict[str, str], policies: list[Policy]
     chosen = _choose(ref, own.get("icemaint.policy"), policies)
     if chosen is None:
         return TablePolicy(ref=ref, policy="(none)", enabled=False, jobs={}, overrides=own)
-    raw_jobs = deep_merge(chosen.raw_jobs, nested)
-    where = property_where(table)
-    jobs = {job: parse_job(job, raw, where / job, chosen.timezone) for job, raw in raw_jobs.items()} if nested else dict(chosen.jobs)
+    if nested:  # the table's own job settings: its policy's, merged and parsed again
+        where = property_where(table)
+        jobs = {job: parse_job(job, raw, where / job, chosen.timezone) for job, raw in deep_merge(chosen.raw_jobs, nested).items()}
+    else:  # a fleet's usual table: its policy's jobs as they are, no deep copy per table (a warm cron tick decides thousands)
+        jobs = dict(chosen.jobs)
     return TablePolicy(ref=ref, policy=chosen.name, enabled=enabled_text == "true", jobs=jobs, overrides=own)
 
 
