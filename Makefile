@@ -11,11 +11,13 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
 
-.PHONY: setup demo-setup system databases jars browser test-tools lint test test-fast test-integration demo bench clean
+.PHONY: setup demo-setup system databases jars flink browser docker test-tools lint test test-fast test-integration demo bench clean
 
 # The status page's browser tests (tests/ui/test_ui.py) drive Chromium and chromedriver: setup
 # installs them when missing (scripts/setup-test-browser.sh; the Docker image never runs it).
-setup: system databases browser $(STAMP) jars
+# The container test (tests/test_container.py) builds and runs the image with a Docker Engine
+# it starts itself: setup installs docker.io and debootstrap (scripts/setup-docker.sh).
+setup: system databases browser docker $(STAMP) jars flink
 
 system:
 	@bash scripts/setup-system.sh
@@ -28,6 +30,9 @@ databases:
 browser:
 	@bash scripts/setup-test-browser.sh
 
+docker:
+	@bash scripts/setup-docker.sh
+
 $(STAMP): pyproject.toml
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
@@ -38,6 +43,22 @@ $(STAMP): pyproject.toml
 # (maintenance/spark/jars.py), into .venv/share/icemaint/jars; a no-op when they are there.
 jars: $(STAMP)
 	@$(VENV)/bin/python -m maintenance.spark.jars fetch
+
+# The Flink writer (`icemaint workload cdc --writer flink`, maintenance/workload/flink_job.py):
+# PyFlink from PyPI in a venv of its own, since it pins old dependencies (apache-beam 2.48,
+# numpy 1.24, pyarrow 11) that icemaint's venv cannot take. The Iceberg Flink runtime jar is
+# one of the pinned jars above.
+FLINK_VENV := .venv-flink
+FLINK_STAMP := $(FLINK_VENV)/.installed-stamp
+FLINK_REQUIREMENT := apache-flink==1.20.5
+
+flink: $(FLINK_STAMP)
+
+$(FLINK_STAMP): Makefile
+	@test -x $(FLINK_VENV)/bin/python || $(PYTHON) -m venv $(FLINK_VENV)
+	$(FLINK_VENV)/bin/pip install -q --upgrade pip
+	$(FLINK_VENV)/bin/pip install -q '$(FLINK_REQUIREMENT)'
+	@touch $(FLINK_STAMP)
 
 # What the tests need besides setup: the Compose Specification's schema (tests/test_deploy.py).
 test-tools: setup
@@ -80,4 +101,4 @@ bench: setup
 	$(VENV)/bin/python benchmarks/report.py
 
 clean:
-	rm -rf $(VENV) .icemaint .pytest_cache .hypothesis
+	rm -rf $(VENV) $(FLINK_VENV) .icemaint .pytest_cache .hypothesis

@@ -1,12 +1,17 @@
 """What the benchmarks share: a fresh embedded default per run, timing, I/O counters,
-resetting a table to a snapshot between contenders, and the floor copy of a table."""
+resetting a table to a snapshot between contenders, the floor copy of a table, and the
+latency proxy as a process that counts requests."""
 
 from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +112,7 @@ def floor_copy(config, spark, source, floor, target_bytes: int | None = None) ->
     same partitioning, files at the target size (one per partition where the data is
     smaller), written the way COMPACT writes them: a plain copy, then COMPACT of every
     partition with more than one file."""
-    from maintenance.jobs.runner import run_job
+    from maintenance.run.runner import run_job
 
     target = f", 'write.target-file-size-bytes'='{target_bytes}'" if target_bytes else ""
     spark.sql(f"CREATE TABLE {floor.spark_name} USING iceberg {partition_clause(config, source)} "
@@ -138,3 +143,37 @@ def wait_for_cycles(log: Path, count: int, where: str, timeout_s: float = 1800) 
             return cycles
         time.sleep(0.5)
     raise SystemExit(f"{where}: fewer than {count} daemon cycles within {timeout_s:.0f} s (log: {log})")
+
+
+class Proxy:
+    """`latency_proxy.py` in front of `target`, counting into a file of its own."""
+
+    def __init__(self, target: str, delay_ms: float, counts: Path, port: int = 0) -> None:
+        self.counts = counts
+        counts.unlink(missing_ok=True)  # an earlier proxy's totals are not this one's
+        self.process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("latency_proxy.py")), "--target", target,
+                                         "--delay-ms", str(delay_ms), "--counts", str(counts), "--port", str(port)], stdout=subprocess.PIPE, text=True)
+        assert self.process.stdout is not None
+        self.port = int(self.process.stdout.readline().split()[1])
+
+    def totals(self) -> Counter[str]:
+        time.sleep(0.3)  # the proxy writes its counts every 0.1 s
+        try:
+            return Counter(json.loads(self.counts.read_text()))
+        except FileNotFoundError:
+            return Counter()
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(timeout=30)
+
+
+def compile_package() -> None:
+    """Compile icemaint's bytecode, as an installed icemaint's is: where Python writes none
+    (PYTHONDONTWRITEBYTECODE, a read-only checkout), every CLI process would compile its
+    ~200 modules again, and that is not what users' processes pay."""
+    import subprocess
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(repo / "maintenance")], check=True, capture_output=True)

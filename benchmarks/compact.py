@@ -38,7 +38,7 @@ def main() -> None:
 
     config, spark = fresh_embedded("compact")
     from maintenance.catalogs import load_table, parse_table_ref
-    from maintenance.jobs.runner import run_job
+    from maintenance.run.runner import run_job
     from maintenance.spark.fingerprint import content_fingerprint
 
     target = int(args.target_mib * 2**20)

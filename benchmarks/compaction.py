@@ -122,7 +122,7 @@ def measure_size(config, spark, number: int, rows: int, commits: int, partitioni
 
 
 def icemaint_job(config, job: str, counters: dict | None = None):  # type: ignore[no-untyped-def]
-    from maintenance.jobs.runner import run_job
+    from maintenance.run.runner import run_job
 
     def run(ref) -> None:  # type: ignore[no-untyped-def]
         result = run_job(config, ref, job)

@@ -11,9 +11,9 @@ never start Spark: what is measured is the evaluation loop and what it keeps.
 - memory: one daemon (SQLite state) through a cold and a warm cycle; the resident memory of
   its whole process tree (`memory.tree_rss_mib`) after the warm cycle, and the Python
   process's peak (`VmHWM`). Then it is stopped and started again on the same state: its
-  first cycle after the restart (from the evaluations it shared, `schedule/shared.py`).
+  first cycle after the restart (from the evaluations it shared, `schedule/stored.py`).
 - takeover: two daemons on PostgreSQL state (a database of its own, made afresh) share the
-  fleet (`maintenance/schedule/share.py`); once both have evaluated their shares, one is
+  fleet (`maintenance/schedule/membership.py`); once both have evaluated their shares, one is
   killed with SIGKILL (its whole process group), and the time until the survivor's cycle
   covers every table is measured, against the lease TTL (a membership lives half of it).
 Each daemon's cycles are read from its JSON log ("evaluated" lines: tables, share, seconds).

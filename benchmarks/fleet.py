@@ -21,7 +21,7 @@ a proxy that adds that delay to every request (`benchmarks/latency_proxy.py`), a
 store far away does; the catalog stays a SQL catalog on SQLite (its one query lists every
 metadata location). The store is started afresh, so the fleet is generated each time.
 
-Then daemons sharing the fleet (`maintenance/schedule/share.py`) on PostgreSQL state (a
+Then daemons sharing the fleet (`maintenance/schedule/membership.py`) on PostgreSQL state (a
 database of its own, `--postgres`, made afresh): one evaluating process alone, then two at
 once, each a member taking its share; a cycle of two is the slower one's time; every table
 must be evaluated by exactly one of the two.
@@ -73,7 +73,7 @@ def main() -> None:
     from maintenance.workload.fleet import FleetOptions, make_fleet
 
     config = load_config(None)
-    made = make_fleet(get_catalog(config, config.default_catalog), config.default_catalog, FleetOptions(tables=args.tables))
+    made = make_fleet(get_catalog(config, config.default_catalog, create=True), config.default_catalog, FleetOptions(tables=args.tables))
     out = subprocess.run([sys.executable, __file__, "--measure"], capture_output=True, text=True, env=os.environ, check=True)
     result = {**json.loads(out.stdout.strip().splitlines()[-1]), "generate_s": made.seconds, "tables_created": made.tables_created}
     result.update(shared(args.postgres))
@@ -96,7 +96,7 @@ def measure() -> dict:
     from maintenance.state.store import open_state
     from maintenance.workload.fleet import FleetOptions, change_tables
 
-    # a state database of its own: "cold" means nothing kept, here or shared by an earlier run (`schedule/shared.py`)
+    # a state database of its own: "cold" means nothing kept, here or shared by an earlier run (`schedule/stored.py`)
     config = dataclasses.replace(load_config(None), state_url=f"sqlite:///{tempfile.mkdtemp(prefix='icemaint-fleet-state-')}/state.db")
     refs = list_tables(config)
     policies = load_policies(config.policies_dir)
@@ -221,7 +221,7 @@ def measure_share(url: str, members: int) -> dict:
     from maintenance.config import load_config
     from maintenance.policy.loader import load_policies
     from maintenance.schedule.cycle import evaluate
-    from maintenance.schedule.share import Membership
+    from maintenance.schedule.membership import Membership
     from maintenance.state.leases import new_holder_id
     from maintenance.state.store import open_state
 

@@ -34,7 +34,7 @@ def main() -> None:
 
     config, spark = fresh_embedded("manifests")
     from maintenance.catalogs import load_table
-    from maintenance.jobs.runner import run_job
+    from maintenance.run.runner import run_job
     from maintenance.spark.jvm import load_java_table
     from maintenance.table.files import CACHE
     from maintenance.table.health import table_health

@@ -32,7 +32,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from common import wait_for_cycles, write_json
+from common import Proxy, wait_for_cycles, write_json
 
 REPO = Path(__file__).resolve().parent.parent
 JOBS: list[tuple[str, list[str]]] = [
@@ -46,28 +46,6 @@ JOBS: list[tuple[str, list[str]]] = [
     ("orphans", ["--older-than", "1h"]),
 ]
 FLEET_INTERVAL_S = 20
-
-
-class Proxy:
-    """`latency_proxy.py` in front of `target`, counting into a file of its own."""
-
-    def __init__(self, target: str, delay_ms: float, counts: Path, port: int = 0) -> None:
-        self.counts = counts
-        self.process = subprocess.Popen([sys.executable, str(Path(__file__).with_name("latency_proxy.py")), "--target", target,
-                                         "--delay-ms", str(delay_ms), "--counts", str(counts), "--port", str(port)], stdout=subprocess.PIPE, text=True)
-        assert self.process.stdout is not None
-        self.port = int(self.process.stdout.readline().split()[1])
-
-    def totals(self) -> Counter[str]:
-        time.sleep(0.3)  # the proxy writes its counts every 0.1 s
-        try:
-            return Counter(json.loads(self.counts.read_text()))
-        except FileNotFoundError:
-            return Counter()
-
-    def stop(self) -> None:
-        self.process.send_signal(signal.SIGTERM)
-        self.process.wait(timeout=30)
 
 
 def cli(config: Path, *args: str, timeout: float = 3600) -> tuple[float, dict]:

@@ -30,7 +30,7 @@ def main() -> None:
 
     config, spark = fresh_embedded("orphans")
     from maintenance.catalogs import load_table, parse_table_ref
-    from maintenance.jobs.runner import run_job
+    from maintenance.run.runner import run_job
 
     orphans_n = int(args.files * args.orphan_share)
     live_n = args.files - orphans_n

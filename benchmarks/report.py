@@ -1,12 +1,16 @@
 """`make bench`: run every benchmark and write docs/benchmarks.md.
 
-    .venv/bin/python benchmarks/report.py [--quick] [--out docs/benchmarks.md] [--results-dir D] [--only NAME,...]
+    .venv/bin/python benchmarks/report.py [--quick] [--out docs/benchmarks.md] [--results-dir D] [--only NAME,... [--splice]]
 
 Each benchmark runs in its own process (its own Spark) and hands its measurements back as
 JSON; this script only formats them. Ratios compare contenders measured in the same run.
 `--quick` runs small sizes, to check the pipeline. With `--results-dir`, the JSON files are
 kept there, and `--only` reruns the named benchmarks and formats them with the others'
-kept results (the document says which ran when).
+kept results (the document says which ran when). `--only NAMES --splice` writes only the
+sections those benchmarks feed (`SPLICED`) into the existing document, each replacing the
+section of its title and saying when and at which commit it was measured; every other line
+of the document stays as it is, so one section can be measured again without the others'
+results.
 """
 
 from __future__ import annotations
@@ -45,6 +49,11 @@ FULL = {
     "fleet": ["--tables", "10000"],
     "fleet_s3": ["--tables", "2000", "--s3-latency-ms", "20"],
     "object_store": ["--rows", "200000", "--commits", "40", "--partitions", "8", "--latencies", "0,5,20", "--fleet", "100"],
+    "convert_proof": ["--repeat", "3"],
+    "cron_fleet": ["--tables", "2000"],
+    "cron_fleet_10k": ["--tables", "10000"],
+    "cron_fleet_rest": ["--tables", "2000", "--catalog", "rest"],
+    "cron_fleet_rest_10k": ["--tables", "10000", "--catalog", "rest"],
     "under_writers_v2": ["--minutes", "10", "--format-version", "2", "--rows", "200000", "--commits", "20", "--partitions", "64"],
     "under_writers_v3": ["--minutes", "10", "--format-version", "3", "--rows", "200000", "--commits", "20", "--partitions", "64"],
     "under_writers_hot_off": ["--minutes", "10", "--format-version", "2", "--rows", "200000", "--commits", "20", "--partitions", "64", "--hot-partitions", "8"],
@@ -54,7 +63,8 @@ FULL = {
                              "--defer-hot-window", "2m", "--writer-lead-s", "60"],
 }
 SCRIPTS = {"under_writers_v2": "under_writers", "under_writers_v3": "under_writers", "under_writers_hot_off": "under_writers",
-           "under_writers_hot_v2": "under_writers", "under_writers_hot_v3": "under_writers", "fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale"}  # entries run by another entry's script, with their own sizes
+           "under_writers_hot_v2": "under_writers", "under_writers_hot_v3": "under_writers", "fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale",
+           "cron_fleet_10k": "cron_fleet", "cron_fleet_rest": "cron_fleet", "cron_fleet_rest_10k": "cron_fleet"}  # entries run by another entry's script, with their own sizes
 QUICK = {
     "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1", "--job-repeat", "2"],
     "compaction_v3": ["--sizes", "20000:10:bucket:3", "--repeat", "1", "--job-repeat", "1"],
@@ -75,6 +85,11 @@ QUICK = {
     "fleet": ["--tables", "50"],
     "fleet_s3": ["--tables", "30", "--s3-latency-ms", "20"],
     "object_store": ["--rows", "6000", "--commits", "4", "--partitions", "2", "--latencies", "0,20", "--fleet", "5"],
+    "convert_proof": ["--sizes", "20000:5:2:identity:2,20000:5:2:bucket:3", "--repeat", "1"],
+    "cron_fleet": ["--tables", "30"],
+    "cron_fleet_10k": ["--tables", "60"],
+    "cron_fleet_rest": ["--tables", "20", "--catalog", "rest"],
+    "cron_fleet_rest_10k": ["--tables", "40", "--catalog", "rest"],
     "under_writers_v2": ["--minutes", "1", "--format-version", "2", "--rows", "10000", "--commits", "4", "--partitions", "8"],
     "under_writers_v3": ["--minutes", "1", "--format-version", "3", "--rows", "10000", "--commits", "4", "--partitions", "8"],
     "under_writers_hot_off": ["--minutes", "1", "--format-version", "2", "--rows", "10000", "--commits", "4", "--partitions", "8", "--hot-partitions", "2"],
@@ -91,9 +106,18 @@ def main() -> None:
     parser.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
     parser.add_argument("--results-dir", help="keep each benchmark's JSON here (and its run time, in seconds.json)")
     parser.add_argument("--only", help="comma-separated benchmarks to run; the others' results are read from --results-dir")
+    parser.add_argument("--splice", action="store_true", help="with --only: write only the sections they feed into the existing --out")
     args = parser.parse_args()
     plan = QUICK if args.quick else FULL
     only = set(args.only.split(",")) if args.only else set(plan)
+    if args.splice:
+        if not args.only:
+            parser.error("--splice needs --only")
+        fed = {name for names, _ in SPLICED.values() for name in names}
+        if only - fed:
+            parser.error(f"--splice writes only the sections of {', '.join(sorted(fed))}")
+        splice(args.out, only, plan, Path(args.results_dir) if args.results_dir else None, quick=args.quick)
+        return
     if only - set(plan) or (args.only and not args.results_dir):
         parser.error(f"--only takes names from {', '.join(plan)}, with --results-dir")
     with tempfile.TemporaryDirectory(prefix="icemaint-bench-") as scratch:
@@ -105,16 +129,63 @@ def main() -> None:
         for name, options in plan.items():
             out = folder / f"{name}.json"
             if name in only:
-                print(f"== {name} {' '.join(options)}", flush=True)
-                started = time.monotonic()
-                script = HERE / f"{SCRIPTS.get(name, name)}.py"
-                subprocess.run([sys.executable, str(script), *options, "--json-out", str(out)], check=True, cwd=REPO)
-                seconds[name] = time.monotonic() - started
+                seconds[name] = run_benchmark(name, options, out)
                 seconds_file.write_text(json.dumps(seconds))
             results[name] = json.loads(out.read_text())
     text = render(results, seconds, plan, quick=args.quick)
     Path(args.out).write_text(text)
     print(f"wrote {args.out} ({sum(seconds.values()) / 60:.1f} min)")
+
+
+def run_benchmark(name: str, options: list[str], out: Path) -> float:
+    """One benchmark in a process of its own, its JSON into `out`: its seconds."""
+    print(f"== {name} {' '.join(options)}", flush=True)
+    started = time.monotonic()
+    script = HERE / f"{SCRIPTS.get(name, name)}.py"
+    subprocess.run([sys.executable, str(script), *options, "--json-out", str(out)], check=True, cwd=REPO)
+    return time.monotonic() - started
+
+
+def splice(out: str, only: set[str], plan: dict, results_dir: Path | None, *, quick: bool) -> None:
+    """Run `only`, then write the sections they feed into the document at `out`: each
+    replaces the section of its title (or is added at the end), the rest of the text kept.
+    A section's other benchmarks are read from `results_dir` when there, else left out."""
+    with tempfile.TemporaryDirectory(prefix="icemaint-bench-") as scratch:
+        folder = results_dir or Path(scratch)
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in [n for n in plan if n in only]:
+            run_benchmark(name, plan[name], folder / f"{name}.json")
+        text = Path(out).read_text() if Path(out).exists() else "# Benchmarks\n"
+        for title, (names, render_section) in SPLICED.items():
+            if not only & set(names):
+                continue
+            results = {n: json.loads((folder / f"{n}.json").read_text()) for n in names if (folder / f"{n}.json").exists()}
+            measured = (f"Measured on {datetime.date.today().isoformat()} at commit {commit()} by `benchmarks/report.py"
+                        f"{' --quick' if quick else ''} --only {','.join(n for n in names if n in results)} --splice`, apart from the run the "
+                        "top of this document describes.")
+            text = replace_section(text, title, render_section(results, plan, measured))
+    Path(out).write_text(text)
+    print(f"wrote {', '.join(t for t, (names, _) in SPLICED.items() if only & set(names))} into {out}")
+
+
+def replace_section(text: str, title: str, section_lines: list[str]) -> str:
+    """`text` with its `## title` section (up to the next `## ` heading) replaced."""
+    lines = text.rstrip("\n").split("\n")
+    new = section_lines[1:] if section_lines and section_lines[0] == "" else section_lines
+    heading = f"## {title}"
+    if heading not in lines:
+        return "\n".join([*lines, "", *new]) + "\n"
+    start = lines.index(heading)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    tail = ["", *lines[end:]] if end < len(lines) else []
+    return "\n".join([*lines[:start], *new, *tail]) + "\n"
+
+
+def commit() -> str:
+    """The checked-out commit, `-dirty` when the work tree differs from it."""
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip() or "?"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=REPO).stdout.strip()
+    return f"{head}-dirty" if dirty else head
 
 
 def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
@@ -214,6 +285,8 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     lines += fleet_section(results["fleet"], plan["fleet"])
     lines += fleet_s3_section(results["fleet_s3"], plan["fleet_s3"])
     lines += object_store_section(results["object_store"], plan["object_store"])
+    lines += cron_section({name: results[name] for name in CRON}, plan)
+    lines += convert_proof_section(results, plan)
     lines += under_writers_section([results[k] for k in ("under_writers_v2", "under_writers_v3")], plan["under_writers_v2"])
     lines += hot_partitions_section([results[k] for k in ("under_writers_hot_off", "under_writers_hot_v2", "under_writers_hot_v3")],
                                     plan["under_writers_hot_v2"])
@@ -363,7 +436,7 @@ def fleet_section(f: dict, options: list[str]) -> list[str]:
          *([[f"cold cycle reading one table at a time, against {f['metadata_reads']} at once", f"{f['serial_s']:.1f} s; same decisions: {f['serial_same_decisions']}"]]
            if "serial_s" in f else []),
          ["sharing daemons, PostgreSQL state: one alone, cold cycle", f"{f['shared_one_s']:.1f} s"],
-         ["two at once, each its share (`maintenance/schedule/share.py`)",
+         ["two at once, each its share (`maintenance/schedule/membership.py`)",
           f"{f['shared_two_s']:.1f} s (the slower; {' and '.join(f'{n:,}' for n in f['shared_two_tables'])} tables): **{f['shared_two_over_one']:.2f}** x one; "
           f"every table evaluated exactly once: {f['shared_every_table_once']}"]],
     )
@@ -420,6 +493,85 @@ def object_store_section(o: dict, options: list[str]) -> list[str]:
                   f"({', '.join(f'{k} {v}' for k, v in sorted(warm['warm']['s3'].items())) or 'none'}) and "
                   f"{sum(warm['warm']['catalog'].values()):,} catalog requests."]
     return lines
+
+
+CRON = ("cron_fleet", "cron_fleet_10k", "cron_fleet_rest", "cron_fleet_rest_10k")
+
+
+def cron_section(runs: dict[str, dict], plan: dict, measured: str = "") -> list[str]:
+    """Cron ticks as CLI processes over a fleet: cold, warm with 1% changed, and a fresh
+    check, on the SQL catalog and on SeaweedFS's REST catalog and S3 (requests counted)."""
+    rows = []
+    for name in [n for n in CRON if n in runs]:
+        r = runs[name]
+        where = "SQL catalog, local disk" if r["catalog"] == "sql" else "REST catalog + S3" + (f", {r['latency_ms']:g} ms a request" if r["latency_ms"] else "")
+        rss = r["peak_rss_mib"]
+        cpu = r["cpu_s"]
+        rows.append([f"{r['tables']:,} tables, {where}", f"{r['cold_s']:.1f} s (CPU {cpu['cold']:.1f} s)",
+                     f"{r['warm_s']:.2f} s: **{r['warm_over_cold']:.3f}** x cold (CPU {cpu['warm']:.2f} s: {r['warm_over_cold_cpu']:.3f} x); "
+                     f"{r['warm_reused']:,} of {r['tables']:,} reused", f"{r['check_s']:.1f} s (CPU {cpu['check']:.1f} s)", f"{r['same_decisions']} ({r['decisions']:,}, {r['due']} due)",
+                     " / ".join(_requests(r["requests"][step]) for step in ("cold", "warm", "check")) if r["catalog"] == "rest" else "local files",
+                     f"{rss['cold']:.0f} / {rss['warm']:.0f} / {rss['check']:.0f}"])
+    options = "; ".join(f"`{' '.join(plan[n])}`" for n in CRON if n in runs)
+    return section(
+        "Cron over a fleet",
+        "Small tables made by `icemaint workload fleet` (pyiceberg appends, no Spark: 3 commits of 100 rows in 2 partitions each) under a "
+        "policy of metadata triggers only (`benchmarks/cron_fleet.py`'s `POLICY`: MERGE, COMPACT, MANIFESTS, EXPIRE when their counts are "
+        "reached), each step a new CLI process as a cron tick is, on a state database made afresh: a cold `run --dry-run --json` (nothing "
+        "shared yet: it reads every table and writes each one's evaluation to the state database), then one table in 100 gets one more "
+        "commit, then a warm `plan --all --json`, which decides a table still at the metadata location of its shared evaluation from it "
+        "(`maintenance/schedule/stored.py`), then `plan --all --fresh --json`, every table read, as a check: the same decisions, every "
+        "field (a reason's snapshot age aside). A SQL catalog names every table's metadata location in one query; a REST catalog only "
+        "by loading each table (one GET a table, warm or cold), so there a warm tick still asks the catalog once per table and reads no "
+        "manifest. On the REST catalog (SeaweedFS's, its S3 behind the same kind of proxy), `benchmarks/latency_proxy.py` counts every "
+        f"request: S3 by kind, the catalog's by method (`benchmarks/cron_fleet.py` {options}). "
+        + (measured + " " if measured else "") + "What issue 61 asks: a warm `plan` of 2,000 tables at most 0.1 x the cold run, decisions identical.",
+        ["fleet", "cold `run --dry-run`", "warm `plan` (1% changed)", "`plan --fresh`", "same decisions (decisions, due)",
+         "requests: cold / warm / fresh", "peak RSS MiB: cold / warm / fresh"],
+        rows)
+
+
+def _requests(counts: dict[str, dict[str, int]]) -> str:
+    """`S3 1,604 (GET 802, HEAD 802), catalog 204`."""
+    s3 = counts.get("s3", {})
+    kinds = ", ".join(f"{kind} {s3[kind]:,}" for kind in S3_KINDS if s3.get(kind))
+    return f"S3 {sum(s3.values()):,}{f' ({kinds})' if kinds else ''}, catalog {sum(counts.get('catalog', {}).values()):,}"
+
+
+def convert_proof_section(results: dict[str, dict], plan: dict, measured: str = "") -> list[str]:
+    """CONVERT verified by its deleted rows, beside CONVERT unverified and MERGE verified."""
+    if "convert_proof" not in results:
+        return []
+    r = results["convert_proof"]
+    rows = []
+    for size in r["sizes"]:
+        layout = f"{size['partitions']} partitions ({size['partitioning']})"
+        runs = {run["contender"]: run for run in size["runs"]}
+        merge = runs["MERGE, verified"]
+        for label in ("CONVERT, unverified", "CONVERT, verified", "MERGE, verified"):
+            run = runs[label]
+            phases = run["cli_phase_seconds"]
+            rows.append([f"{size['rows']:,} events, {size['commits']} commits, {layout}, v{size['format_version']}", label,
+                         f"{run['cli_s']:.2f}", f"**{run['cli_s'] / merge['cli_s']:.2f}**", f"{run['warm_s']:.2f}", f"**{run['warm_s'] / merge['warm_s']:.2f}**",
+                         " / ".join(f"{phases[p]:.2f}" for p in ("start", "plan", "read", "write", "verify", "commit")),
+                         f"{run.get('verify_data_files', 0):,} / {run.get('verify_bytes', 0) / 2**20:.1f}" if run["verified"] else "-"])
+    return section(
+        "CONVERT verified by its deleted rows",
+        "CONVERT's verification compares, for every data file its change can affect, the rows deleted before and after "
+        "(`publish/proofs/deleted_rows.py`): it reads the key columns of the files an equality delete applies to and the delete "
+        "files, no other column. Generated CDC tables (5% updates, 1% deletes, seed 77; the first is issue 60's); each run starts from the "
+        "generated snapshot; medians of rounds in which every contender ran once, in turn (`benchmarks/convert_proof.py "
+        + " ".join(plan["convert_proof"]) + "`). CLI: each run a new `icemaint <job> TABLE --json` process, fork to exit, and the median of "
+        "its `phase_seconds` (start includes the process's own start and Spark's); warm: the job in an already started session (the "
+        "daemon's path). " + (measured + " " if measured else "") + "What issue 60 asks: verified CONVERT at most 0.3 x verified MERGE "
+        "as one CLI process.",
+        ["table", "contender", "CLI s", "x MERGE", "warm s", "x MERGE", "CLI phases s: start / plan / read / write / verify / commit",
+         "verify: data files / MiB read"],
+        rows)
+
+
+SPLICED = {"Cron over a fleet": (CRON, lambda results, plan, measured: cron_section(results, plan, measured)),
+           "CONVERT verified by its deleted rows": (("convert_proof",), lambda results, plan, measured: convert_proof_section(results, plan, measured))}
 
 
 def ui_section(u: dict, options: list[str]) -> list[str]:
@@ -519,7 +671,7 @@ def verification_section(v: dict, m: dict, options: list[str]) -> list[str]:
         f"{v['partitions']} partitions ({v['data_files']:,} data files, {v['data_mib']:.0f} MiB; {v['delete_files']:,} delete files), every run "
         f"starting from exactly the generated table; medians of {v['job_repeat']} rounds, each running every contender once in turn "
         f"(`benchmarks/verification.py {' '.join(options)}`). Verification reads the data files the change can affect, with their deletes "
-        "(`maintenance/table/change_scope.py`), on both sides, itself (never through the job's read); \"share\" is of both snapshots' data "
+        "(`maintenance/publish/change_scope.py`), on both sides, itself (never through the job's read); \"share\" is of both snapshots' data "
         "bytes. MANIFESTS compares live entries and reads no data file (its times: the manifests section's, medians of its --job-repeat rounds).",
         ["job", "unverified s", "verified s", "verified ÷ unverified", "data files read", "MiB read", "share read"],
         rows,

@@ -77,7 +77,7 @@ def main() -> None:
 def run_one(task: dict) -> None:
     config, spark = fresh_embedded("scaling", spark_master=task["master"], home=task["home"])
     from maintenance.catalogs import parse_table_ref
-    from maintenance.jobs.runner import run_job
+    from maintenance.run.runner import run_job
     from maintenance.spark.fingerprint import content_fingerprint
     from maintenance.workload.cdc import CdcOptions, run_cdc_workload
     from maintenance.workload.shape import TableShape

@@ -40,7 +40,7 @@ def main() -> None:
 
     config, spark = fresh_embedded("verification")
     from maintenance.catalogs import load_table
-    from maintenance.jobs.runner import run_job
+    from maintenance.run.runner import run_job
     from maintenance.table.files import snapshot_files
 
     ref, generate_s = generate_cdc(spark, config, "bench.cdc", rows=args.rows, commits=args.commits, partitions=args.partitions, seed=5)

@@ -50,6 +50,9 @@ class CatalogConfig:
     spark_properties: Mapping[str, str] = field(default_factory=dict)
     pyiceberg_properties: Mapping[str, str] = field(default_factory=dict)
     metadata_reads: int = METADATA_READS  # tables whose metadata an evaluation reads at once
+    # icemaint's own (the embedded default's `local`): the one SQL catalog whose tables it makes
+    # when they are missing; in any other database only a writer of tables asks (`catalogs.py`)
+    embedded: bool = False
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,7 @@ def _embedded_catalog(home: Path) -> CatalogConfig:
         uri=f"sqlite:///{home / 'catalog.db'}",
         warehouse=(home / "warehouse").as_uri(),
         metadata_reads=default_metadata_reads("sql", (home / "warehouse").as_uri()),
+        embedded=True,
     )
 
 

@@ -63,6 +63,11 @@ class SparkJobError(IcemaintError):
     """A Spark or Iceberg Java call failed; the message is the root cause, one line."""
 
 
+class FlinkJobError(IcemaintError):
+    """The Flink writer's job failed or did not finish in time (`workload cdc --writer
+    flink`); the message is one line, the job's log folder has the rest."""
+
+
 class SparkStartError(SparkJobError):
     """Spark could not start (its JVM, its context): the process's dependency, not the
     table's. The job that needed it did none of its work; the message is one line."""

@@ -7,7 +7,7 @@ it, the process kills its whole process group (Python and its Spark JVM) with SI
 it with SIGCONT once another holder has taken over). A value `NAME@N` fires on the Nth time
 the process reaches the point (`references-read@2`: the second look at the newest metadata);
 `NAME` alone on the first.
-`tests/jobs/test_faults.py` runs a job at each point and checks what such a kill leaves: the
+`tests/suites/test_faults.py` runs a job at each point and checks what such a kill leaves: the
 content unchanged, no referenced file missing, the lease recoverable, the run record
 settled, and every file the killed run wrote gone after orphan cleanup.
 

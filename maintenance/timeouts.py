@@ -8,6 +8,8 @@ for minutes. The one rule, for both engines: connecting may take `CONNECT_TIMEOU
 answer `READ_TIMEOUT_S`; a caller retrying (pyiceberg retries a refreshed OAuth token
 once) stays within a minute. The state database has its own bounds
 (`state/database.py`), and so do S3 clients (`table/s3_client.py`, `spark/session.py`).
+AWS Glue through pyiceberg: botocore waits 60 s to connect and 60 s for an answer, and
+pyiceberg asks for ten attempts: ten minutes and more against an endpoint that hangs.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from maintenance.sql_sessions import TCP_USER_TIMEOUT_MS
 
 CONNECT_TIMEOUT_S = 5
 READ_TIMEOUT_S = 20
@@ -52,15 +56,40 @@ def bounded_thrift_socket_module() -> Any:
     return SimpleNamespace(**{**names, "TSocket": BoundedTSocket})
 
 
+GLUE_RETRIES = 1  # after the first attempt (botocore's `max_attempts`): 2 x 20 s, plus connecting, < 60 s
+
+
+def bounded_glue_config_class() -> Any:
+    """A stand-in for botocore's `Config` whose clients time out (pyiceberg's Glue catalog
+    makes its client's config as `Config(retries=...)`: `catalogs.py` points its `Config`
+    name here). A timeout the caller gave wins; the attempts come from the catalog's
+    `glue.max-retries` (`catalogs.py` sets `GLUE_RETRIES` where the user set none), which
+    pyiceberg passes on as it was written, perhaps a string."""
+    from botocore.config import Config
+
+    class BoundedGlueConfig(Config):  # type: ignore[misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            kwargs.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
+            kwargs.setdefault("read_timeout", READ_TIMEOUT_S)
+            retries = dict(kwargs.get("retries") or {})
+            if "max_attempts" in retries:
+                retries["max_attempts"] = int(retries["max_attempts"])
+                kwargs["retries"] = retries
+            super().__init__(*args, **kwargs)
+
+    return BoundedGlueConfig
+
+
 def bounded_sql_url(url: str) -> str:
     """A SQL catalog's SQLAlchemy URL with the driver's timeouts added where it names none:
-    libpq's `connect_timeout` (which covers the whole start-up, authentication included),
-    PyMySQL's connect, read and write timeouts. SQLite is a local file: unchanged."""
+    libpq's `connect_timeout` (which covers the whole start-up, authentication included) and
+    TCP user timeout, PyMySQL's connect, read and write timeouts. SQLite is a local file:
+    unchanged. Once connected, `sql_sessions.py` bounds statements, lock waits and answers."""
     parts = urlsplit(url)
     dialect = parts.scheme.split("+", 1)[0]
     wanted: dict[str, str] = {}
     if dialect == "postgresql":
-        wanted = {"connect_timeout": str(CONNECT_TIMEOUT_S)}
+        wanted = {"connect_timeout": str(CONNECT_TIMEOUT_S), "tcp_user_timeout": str(TCP_USER_TIMEOUT_MS)}
     elif dialect in ("mysql", "mariadb"):
         wanted = {"connect_timeout": str(CONNECT_TIMEOUT_S), "read_timeout": str(READ_TIMEOUT_S), "write_timeout": str(READ_TIMEOUT_S)}
     if not wanted:

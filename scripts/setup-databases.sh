@@ -13,6 +13,7 @@ set -euo pipefail
 
 mode=${1:-setup}
 MARIADBD=/usr/sbin/mariadbd
+PG_JDBC=/usr/share/java/postgresql.jar
 
 say() { echo "databases: $*" >&2; }
 
@@ -28,6 +29,9 @@ install_missing() {
   local missing=()
   [ -n "$(pg_version)" ] && command -v pg_ctlcluster >/dev/null 2>&1 || missing+=(postgresql)
   [ -x "$MARIADBD" ] || missing+=(mariadb-server)
+  # PostgreSQL's JDBC driver: Spark's JDBC catalog on a PostgreSQL catalog database
+  # (tests/test_secrets.py; users name it in `spark.jars`)
+  [ -f "$PG_JDBC" ] || missing+=(libpostgresql-jdbc-java)
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
     say "please install ${missing[*]} (the lease tests run on both), then run make again"; exit 1

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import itertools
 import os
 import uuid
@@ -100,24 +99,17 @@ STATE_KINDS = ["sqlite", "postgresql", "mariadb"]
 SERVER_KINDS = ("postgresql", "mariadb")
 
 
-PROCESS_CALLS = ("run_cli(", "start_daemon(", "run_workers(", "subprocess.", "Popen(", "multiprocessing.")
-
-
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """`spark`: a test that uses the shared Spark session, directly or through a fixture.
+    """The tiers a test's fixtures imply, added to those its module declares (`pytestmark`,
+    decorators; `tests/test_tiers.py` checks the declarations):
+    `spark`: a test that uses the shared Spark session, directly or through a fixture.
     `slow_on_servers`: a test over the state database kinds (the `state` fixture, or its own
     parameter) that is `slow` on PostgreSQL and MariaDB (spawned processes against a server),
-    so `make test` runs it on SQLite and `make test-integration` on the servers.
-    `process`: a test whose own code starts processes (`PROCESS_CALLS`: the CLI as a user
-    runs it, a daemon, lease workers), about a second each for Python's imports alone; a
-    test that starts them through a helper of its own module is marked by hand."""
+    so `make test` runs it on SQLite and `make test-integration` on the servers."""
     for item in items:
         if "spark" in getattr(item, "fixturenames", ()):  # the shared session: not in `make test-fast`
             item.add_marker(pytest.mark.spark)
-        function = getattr(item, "function", None)
-        if function is not None and any(call in inspect.getsource(function) for call in PROCESS_CALLS):
-            item.add_marker(pytest.mark.process)
         callspec = getattr(item, "callspec", None)
         if item.get_closest_marker("slow_on_servers") and callspec is not None and any(v in SERVER_KINDS for v in callspec.params.values()):
             item.add_marker(pytest.mark.slow)

@@ -10,7 +10,7 @@ from maintenance.catalogs import pyiceberg_properties
 from maintenance.config import parse_config
 from maintenance.errors import ConfigError
 from maintenance.redact import redact_mapping
-from maintenance.spark.session import jdbc_properties, spark_conf
+from maintenance.spark.session import spark_conf
 
 
 def test_embedded_default_shares_one_sqlite_catalog(tmp_path: Path) -> None:
@@ -54,20 +54,6 @@ def test_rest_hive_glue_pass_through_with_secrets_from_the_environment(tmp_path:
     assert "tok-123-secret" not in str(redact_mapping(conf))
 
 
-def test_jdbc_urls_for_spark() -> None:
-    assert jdbc_properties("postgresql+psycopg://u:p%40ss@db:5433/cat") == {
-        "uri": "jdbc:postgresql://db:5433/cat", "jdbc.user": "u", "jdbc.password": "p@ss"
-    }
-    assert jdbc_properties("mysql+pymysql://root@db/cat")["uri"] == "jdbc:mysql://db/cat"
-    with pytest.raises(ConfigError):
-        jdbc_properties("oracle://db/x")
-
-
-def test_redaction_of_urls_and_keys() -> None:
-    redacted = redact_mapping({"uri": "postgresql://u:hunter2@h/db", "s3.secret-access-key": "abc", "nested": {"password": "x"}, "plain": "ok"})
-    assert redacted == {"uri": "postgresql://u:***@h/db", "s3.secret-access-key": "***", "nested": {"password": "***"}, "plain": "ok"}
-
-
 def test_numbers_may_come_from_the_environment(tmp_path, monkeypatch) -> None:
     """`${VAR}` leaves text; a typed value reads that text as the number it spells."""
     monkeypatch.setenv("ICEMAINT_TEST_PORT", "9555")
@@ -81,63 +67,6 @@ def test_numbers_may_come_from_the_environment(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("ICEMAINT_TEST_PORT", "ninety")
     with pytest.raises(ConfigError, match="metrics_port must be an integer"):
         parse_config(raw, source="t.yaml", base_dir=tmp_path)
-
-
-def test_iceberg_worker_pool_is_sized_for_storage_waits_unless_the_user_sized_it(tmp_path: Path) -> None:
-    from maintenance.spark.session import MIN_ICEBERG_WORKER_THREADS
-
-    config = parse_config({"home": str(tmp_path)}, source="t", base_dir=tmp_path)
-    options = spark_conf(config)["spark.driver.extraJavaOptions"].split()
-    threads = [int(o.split("=")[1]) for o in options if o.startswith("-Diceberg.worker.num-threads=")]
-    assert len(threads) == 1 and threads[0] >= MIN_ICEBERG_WORKER_THREADS
-    own = parse_config({"home": str(tmp_path), "spark": {"conf": {"spark.driver.extraJavaOptions": "-Diceberg.worker.num-threads=3"}}},
-                       source="t", base_dir=tmp_path)
-    options = spark_conf(own)["spark.driver.extraJavaOptions"].split()
-    assert [o for o in options if "iceberg.worker.num-threads" in o] == ["-Diceberg.worker.num-threads=3"]
-
-
-def test_the_session_writes_local_files_without_sidecars_or_forked_processes(spark, config, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """Spark's data files and Iceberg's metadata, manifests included, land without `.crc`
-    files and without a forked `chmod` each (Hadoop's local file system forks one per file and
-    folder it creates when its native library is missing), with the permissions Hadoop gives
-    them (0666 and 0777 less its umask 022), and the table reads back. The JVM's process
-    starts are traced with strace where it is installed (a machine-wide count of forks counts
-    every new thread too): none while an insert writes 40 partitions."""
-    import shutil
-    import subprocess
-    import time
-
-    from tests.conftest import fresh_ref
-
-    ref = fresh_ref(config, "crc")
-    spark.sql(f"CREATE TABLE {ref.spark_name} (id BIGINT, part INT) USING iceberg PARTITIONED BY (part)")
-    location = spark.sql(f"DESCRIBE TABLE EXTENDED {ref.spark_name}").where("col_name = 'Location'").first().data_type
-    hadoop = spark._jvm.org.apache.hadoop
-    for fs in (hadoop.fs.FileSystem.getLocal(spark._jsc.hadoopConfiguration()), hadoop.fs.Path(location).getFileSystem(spark._jsc.hadoopConfiguration())):
-        assert fs.getRawFileSystem().getClass().getName() == "icemaint.NioLocalFileSystem"
-    tracer = None
-    if shutil.which("strace"):
-        jvm_pid = spark._jvm.java.lang.ProcessHandle.current().pid()
-        trace = tmp_path / "execs.txt"
-        tracer = subprocess.Popen(["strace", "-f", "-qq", "-e", "trace=execve", "-o", str(trace), "-p", str(jvm_pid)], stderr=subprocess.DEVNULL)
-        time.sleep(1.0)  # attached to every thread
-    spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, CAST(id % 40 AS INT) FROM range(0, 400)")
-    if tracer is not None:
-        tracer.terminate()
-        tracer.wait()
-        # Spark's executor asks `getconf PAGESIZE` once, at its first heartbeat after start
-        # (`ProcfsMetricsGetter`), through the JDK's `jspawnhelper`: when that heartbeat falls
-        # in the insert it is traced too. Any other program (Hadoop's `chmod`) is a fork per file.
-        started = [line for line in trace.read_text().splitlines() if "execve(" in line]
-        assert [line for line in started if "jspawnhelper" not in line and "getconf" not in line] == [], started
-    spark.sql(f"DELETE FROM {ref.spark_name} WHERE id = 1")
-    folder = Path(location.removeprefix("file:"))
-    created = list(folder.rglob("*"))
-    assert len([p for p in created if p.name.endswith(".parquet")]) >= 40 and any(p.name.endswith(".avro") for p in created)
-    assert not [p for p in created if p.name.endswith(".crc")]
-    assert {oct(p.stat().st_mode & 0o777) for p in created if p.is_file()} == {oct(0o644)}
-    assert {oct(p.stat().st_mode & 0o777) for p in created if p.is_dir()} == {oct(0o755)}
-    assert spark.sql(f"SELECT count(*) AS n FROM {ref.spark_name}").first().n == 399
 
 
 def test_metadata_reads_per_catalog_default_by_type_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -40,6 +40,8 @@ K8S = REPO / "deploy" / "kubernetes"
 COMPOSE = REPO / "deploy" / "compose" / "compose.yaml"
 COMPOSE_SCHEMA = REPO / ".venv" / "share" / "icemaint-schemas" / "compose_spec.json"
 KUBERNETES_VERSION = "1.30.0"  # the oldest Kubernetes the manifests are meant for
+# The image as the Dockerfile builds it and the manifests name it: by the package's version.
+IMAGE = "icemaint:" + re.search(r'^version = "([^"]+)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)  # type: ignore[union-attr]
 # What the downward API gives the pods (fieldRef), as stand-ins.
 FIELD_VALUES = {"metadata.name": "icemaint-5d8c7b9f4-x2x7q", "status.podIP": "10.42.0.17"}
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?\}")
@@ -316,11 +318,24 @@ def workload_problems(manifests: list[Doc], tmp_path: Path) -> tuple[list[str], 
     return problems, daemon_conf
 
 
+def image_problems(manifests: list[Doc]) -> list[str]:
+    """Every workload runs the image as built, by its version tag: `latest` (or no tag)
+    names whatever was pushed or loaded last, and a node that has one keeps it
+    (imagePullPolicy IfNotPresent), so two nodes could run two versions under one name."""
+    problems = []
+    for workload in [*find(manifests, "Deployment"), *find(manifests, "CronJob")]:
+        for container in pod_spec(workload)["containers"]:
+            if container["image"] != IMAGE:
+                problems.append(f"{workload['kind']}/{workload['metadata']['name']}: image {container['image']}, not {IMAGE} (the version tag)")
+    return problems
+
+
 def kubernetes_problems(manifests: list[Doc], tmp_path: Path) -> list[str]:
     problems, daemon_conf = workload_problems(manifests, tmp_path)
     deployment = find(manifests, "Deployment")
     probes = probe_problems(deployment[0]) if len(deployment) == 1 else ["want one Deployment"]
-    return [*schema_problems(manifests), *namespace_problems(manifests), *reference_problems(manifests), *probes, *problems, *service_problems(manifests, daemon_conf)]
+    return [*schema_problems(manifests), *namespace_problems(manifests), *reference_problems(manifests), *probes, *problems,
+            *service_problems(manifests, daemon_conf), *image_problems(manifests)]
 
 
 def test_the_kubernetes_manifests_validate_and_hold_together(tmp_path: Path) -> None:
@@ -357,6 +372,8 @@ MUTATIONS: dict[str, tuple[Callable[[list[Doc]], Any], str]] = {
     "headless selects nothing": (lambda m: find(m, "Service", "icemaint-driver")[0]["spec"]["selector"].update({"app.kubernetes.io/component": "x"}), "daemon's pod labels"),
     "ServiceMonitor port": (lambda m: find(m, "ServiceMonitor")[0]["spec"]["endpoints"][0].update(port="metrics"), "ServiceMonitor: must scrape"),
     "cron overlaps": (lambda m: find(m, "CronJob")[0]["spec"].update(concurrencyPolicy="Allow"), "concurrencyPolicy Forbid"),
+    "image latest": (lambda m: _deployment(m).update(image="icemaint:latest"), "not " + IMAGE),
+    "cron image untagged": (lambda m: _cronjob(m).update(image="icemaint"), "CronJob/icemaint-run: image icemaint,"),
 }
 
 
@@ -389,6 +406,8 @@ def compose_problems(compose: Doc) -> list[str]:
     database = next((name for name, s in services.items() if str(s.get("image", "")).startswith("postgres")), None)
     if daemon is None or database is None:
         return ["compose: want an icemaint service and a postgres service"]
+    if daemon["image"] != IMAGE:
+        problems.append(f"compose: the icemaint service's image must be {IMAGE} (the version tag), not {daemon['image']}")
     if "pg_isready" not in " ".join(services[database].get("healthcheck", {}).get("test", [])):
         problems.append("compose: PostgreSQL needs a pg_isready healthcheck")
     if not any(str(v).split(":")[0] in compose.get("volumes", {}) for v in services[database].get("volumes", [])):
@@ -422,8 +441,9 @@ def test_the_compose_file_validates_and_its_config_parses() -> None:
         (lambda c: c["services"]["icemaint"]["depends_on"]["postgres"].update(condition="service_started"), "healthy"),
         (lambda c: c["services"]["icemaint"].update(volumes=[v.removesuffix(":ro") for v in c["services"]["icemaint"]["volumes"]]), "read-only"),
         (lambda c: c["services"]["icemaint"]["environment"].pop("ICEMAINT_STATE_URL"), "${ICEMAINT_STATE_URL} is not in"),
+        (lambda c: c["services"]["icemaint"].update(image="icemaint:latest"), "the version tag"),
     ],
-    ids=["schema", "not waiting for health", "config writable", "state url unset"],
+    ids=["schema", "not waiting for health", "config writable", "state url unset", "image latest"],
 )
 def test_a_broken_copy_of_the_compose_file_is_caught(mutate: Callable[[Doc], Any], expected: str) -> None:
     compose = compose_interpolated(COMPOSE.read_text())
@@ -451,6 +471,33 @@ def dockerfile_instructions(text: str) -> list[tuple[str, str]]:
     return instructions
 
 
+def dockerfile_stages(steps: list[tuple[str, str]]) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """(name, what it is FROM, its instructions) of each stage, in order; a stage without
+    `AS name` is named by its index."""
+    stages: list[tuple[str, str, list[tuple[str, str]]]] = []
+    for kind, args in steps:
+        if kind == "FROM":
+            words = args.split()
+            name = words[2] if len(words) == 3 and words[1].upper() == "AS" else str(len(stages))
+            stages.append((name, words[0], []))
+        elif stages:
+            stages[-1][2].append((kind, args))
+    return stages
+
+
+def shipped_stages(stages: list[tuple[str, str, list[tuple[str, str]]]]) -> list[tuple[str, str, list[tuple[str, str]]]]:
+    """The last stage and those it is built FROM: what the image is made of."""
+    by_name = {name: stage for stage in stages for name in [stage[0]]}
+    chain, stage = [], stages[-1] if stages else None
+    while stage is not None:
+        chain.append(stage)
+        stage = by_name.get(stage[1])
+    return chain
+
+
+BUILD_ONLY = ("EXTRA_CA_CERTS", "/usr/local/share/ca-certificates", "update-ca-certificates", "PIP_CERT")
+
+
 def dockerfile_problems(text: str) -> list[str]:
     steps = dockerfile_instructions(text)
     index = {i: (kind, args) for i, (kind, args) in enumerate(steps)}
@@ -462,16 +509,40 @@ def dockerfile_problems(text: str) -> list[str]:
     installs = [args for kind, args in steps if kind == "RUN" and "pip install" in args]
     if any(re.search(r"pip install[^&]*\s(-e|--editable)\b", args) for args in installs):
         problems.append("the code must not be installed editable")
+    if any(re.search(r"pip install[^&]*(\.|\w)\[[^\]]*dev", args) for args in installs):
+        problems.append("no dev extras in the image: the dependencies of pyproject.toml's [project] only")
     if code is not None and not any(i > code and kind == "RUN" and "pip install --no-deps" in args for i, (kind, args) in index.items()):
         problems.append("the code must be installed (pip install --no-deps) after it is copied")
+    cached = not any(kind == "ENV" and re.search(r"(^|\s)PIP_NO_CACHE_DIR=(1|true|yes|on)\b", a) for kind, a in steps)
+    if cached and not all("--no-cache-dir" in args for args in installs):
+        problems.append("pip must keep no cache in a layer (ENV PIP_NO_CACHE_DIR=1)")
     entrypoint = [json.loads(args) for kind, args in steps if kind == "ENTRYPOINT"]
     if not entrypoint or entrypoint[-1][:2] != ["/usr/bin/tini", "--"]:
         problems.append("tini must be PID 1: ENTRYPOINT [\"/usr/bin/tini\", \"--\", ...]")
     fetches = [i for i, (kind, a) in index.items() if kind == "RUN" and "maintenance.spark.jars fetch" in a]
     jars_env = any(kind == "ENV" and re.search(r"(^|\s)ICEMAINT_JARS=", a) for kind, a in steps)
-    package = next((i for i, (kind, a) in index.items() if kind == "COPY" and re.match(r"maintenance\s", a)), None)
+    package = next((i for i, (kind, a) in index.items() if kind == "COPY" and re.search(r"(^|\s)maintenance(\s|/)", a) and "jars.py" not in a
+                    and "__init__.py" not in a), None)
     if not fetches or not jars_env or package is None or fetches[0] > package:
         problems.append("the pinned jars must be fetched (maintenance.spark.jars fetch) into $ICEMAINT_JARS before the code is copied")
+    for i in fetches:
+        purposes = re.search(r"--for\s+(\S+)", index[i][1])
+        if purposes is None or "flink" in purposes.group(1).split(","):
+            problems.append("the jars fetch must name what the daemon runs (--for spark,s3a): no Flink runtime in the image")
+    for kind, args in steps:
+        if kind == "RUN" and ("apt-get install" in args or "setup-system.sh" in args) and not ("apt-get clean" in args and "/var/lib/apt/lists" in args):
+            problems.append("apt's downloaded packages and lists must go in the layer that installs (apt-get clean, rm -rf /var/lib/apt/lists/*)")
+    stages = dockerfile_stages(steps)
+    if not steps or steps[0][0] != "ARG" or not re.fullmatch(r"BASE=python:3\.11-slim-bookworm", steps[0][1]) or not stages or stages[0][1] != "${BASE}":
+        problems.append("the base image is the build argument BASE (ARG BASE=python:3.11-slim-bookworm, then FROM ${BASE})")
+    shipped = shipped_stages(stages)
+    if len(shipped) == len(stages):
+        problems.append("the venv, the jars and the code are made in a build stage the image is not built FROM (multi-stage)")
+    for name, _, instructions in shipped:
+        leaks = sorted({word for kind, args in instructions for word in BUILD_ONLY if word in args})
+        leaks += [args for kind, args in instructions if kind == "COPY" and "--from=" in args and ("/etc/ssl" in args or "ca-certificates" in args)]
+        if leaks:
+            problems.append(f"the build's CA certificates must stay out of the shipped stages: stage {name} has {', '.join(leaks)}")
     health = [a for kind, a in steps if kind == "HEALTHCHECK"]
     if not health or "9464" in health[-1] or "/livez" not in health[-1] or "metrics_port" not in health[-1]:
         problems.append("HEALTHCHECK must probe /livez on the configured daemon.metrics_port (not a hard-coded 9464)")
@@ -492,10 +563,19 @@ def test_the_dockerfile_keeps_its_rules() -> None:
     "old, new, expected",
     [
         ("pip install -r /tmp/requirements.txt", "true", "dependencies must be installed"),
-        ("pip install --no-deps ./src", "pip install --no-deps -e ./src", "not be installed editable"),
+        ("pip install -r /tmp/requirements.txt", "pip install -r /tmp/requirements.txt '.[dev]'", "no dev extras"),
+        ("pip install --no-deps --no-index", "pip install --no-deps -e", "not be installed editable"),
+        ("PIP_NO_CACHE_DIR=1", "PIP_NO_CACHE_DIR=0", "no cache"),
         ('ENTRYPOINT ["/usr/bin/tini", "--", "icemaint"]', 'ENTRYPOINT ["icemaint"]', "tini must be PID 1"),
         ("python -m maintenance.spark.jars fetch --for spark,s3a", "true", "pinned jars"),
-        ("ENV ICEMAINT_JARS=/opt/icemaint/jars", "ENV JARS=/opt/icemaint/jars", "pinned jars"),
+        ("ICEMAINT_JARS=/opt/icemaint/jars\n", "JARS=/opt/icemaint/jars\n", "pinned jars"),
+        ("fetch --for spark,s3a", "fetch --for spark,s3a,flink", "no Flink runtime"),
+        ("fetch --for spark,s3a", "fetch", "no Flink runtime"),
+        ("    && apt-get clean \\\n", "", "apt's downloaded packages"),
+        ("ARG BASE=python:3.11-slim-bookworm", "ARG BASE=python:3.11", "build argument BASE"),
+        ("FROM ${BASE} AS runtime", "FROM python:3.11-slim-bookworm AS runtime", "build argument BASE"),
+        ("FROM runtime\n", "FROM build\n", "CA certificates must stay out"),
+        ("COPY --from=build /opt/icemaint/jars /opt/icemaint/jars", "COPY --from=build /etc/ssl/certs /etc/ssl/certs", "CA certificates must stay out"),
         ("{d.metrics_port}/livez", "9464/livez", "HEALTHCHECK"),
         ("/livez'", "/healthz'", "HEALTHCHECK"),
         ("USER 10001:10001", "USER root", "non-root"),
@@ -507,6 +587,7 @@ def test_a_broken_copy_of_the_dockerfile_is_caught(old: str, new: str, expected:
     assert any(expected in p for p in problems), problems
 
 
+@pytest.mark.process
 def test_the_healthcheck_probes_livez_on_the_configured_port(tmp_path: Path) -> None:
     """The HEALTHCHECK's own command, run here: healthy on 200 from /livez at the port the
     config names, unhealthy on 503."""

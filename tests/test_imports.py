@@ -1,8 +1,9 @@
 """The package's import graph, read from the source (no import is executed): no module of
 `maintenance/` reaches itself through imports, counting those inside functions (a circle
 "broken" by a function-level import still ties the modules together) and leaving out
-`if TYPE_CHECKING:` blocks (annotations only); and no command module imports another
-(what several commands do lives in `cli/actions.py`)."""
+`if TYPE_CHECKING:` blocks (annotations only); no command module imports another (what
+several commands do lives in `cli/actions.py`); and only `maintenance/spark/` reaches the
+JVM (Py4J's gateway, `jvm()`, the Java helpers)."""
 
 from __future__ import annotations
 
@@ -109,3 +110,57 @@ def test_no_test_module_imports_a_test_module_and_no_benchmark_imports_tests() -
             if path.is_relative_to(PACKAGE.parent / "benchmarks"):
                 offending += [(path.name, name) for name in names if name == "tests" or name.startswith("tests.")]
     assert offending == []
+
+
+# -- Java only through maintenance/spark/ ----------------------------------------------------
+JVM_NAMES = {"jvm", "new_helper"}  # spark/jvm.py's gateway and java_helpers.py's helpers: called only in spark/
+JVM_ATTRIBUTES = {"_jvm", "_gateway", "_jsparkSession", "_jsc", "_jdf", "_jc", "_java_lang_class"}  # PySpark's and Py4J's ways into the JVM
+JVM_MODULES = ("py4j", "maintenance.spark.java_helpers")
+
+
+def jvm_reaches(source: str) -> list[str]:
+    """Where a module's source reaches the JVM by itself: a call of `jvm()` or `new_helper()`,
+    an import of them, of Py4J or of the helpers' module, or one of PySpark's private ways in
+    (`spark._jvm`, `sparkContext._gateway`, `spark._jsparkSession`, ...). Calling methods of a
+    Java object that a `spark/` function returned is not reaching it: the object is the door's."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in JVM_NAMES:
+            found.append(f"line {node.lineno}: {node.func.id}()")
+        elif isinstance(node, ast.Attribute) and node.attr in JVM_ATTRIBUTES:
+            found.append(f"line {node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith(JVM_MODULES) or any(a.name in JVM_NAMES for a in node.names):
+                found.append(f"line {node.lineno}: from {node.module} import {', '.join(a.name for a in node.names)}")
+        elif isinstance(node, ast.Import):
+            found += [f"line {node.lineno}: import {a.name}" for a in node.names if a.name.startswith(JVM_MODULES)]
+    return found
+
+
+def test_only_the_spark_folder_reaches_the_jvm() -> None:
+    """No module outside `maintenance/spark/` calls `jvm()` or `new_helper()`, imports Py4J, or
+    uses PySpark's private handles on the JVM: every Java object is built, and every Java
+    helper made, by a function of `spark/` (one Python door per helper: `spark/java/README.md`)."""
+    spark = PACKAGE / "spark"
+    reaching = {path.relative_to(PACKAGE.parent).as_posix(): found for path in sorted(PACKAGE.rglob("*.py"))
+                if not path.is_relative_to(spark) and (found := jvm_reaches(path.read_text()))}
+    assert reaching == {}
+
+
+def test_the_jvm_rule_finds_a_reach() -> None:
+    """The check above can fail: each way in, planted."""
+    planted = """
+from maintenance.spark.jvm import jvm
+from maintenance.spark.java_helpers import new_helper
+import py4j.java_gateway
+
+
+def f(spark):
+    jvm(spark).java.util.HashMap()
+    new_helper(spark, "LiveEntries")
+    spark._jvm.java.lang.Long.valueOf("1")
+    spark.sparkContext._gateway.new_array(None, 0)
+    return spark._jsparkSession
+"""
+    assert len(jvm_reaches(planted)) == 8
+    assert jvm_reaches("def f(table):\n    return table.currentSnapshot().snapshotId()\n") == []

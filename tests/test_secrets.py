@@ -20,11 +20,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from sqlalchemy import create_engine
+from sqlalchemy import text as sql
+from sqlalchemy.engine import make_url
 
-from tests.conftest import new_state_url
+from tests.conftest import POSTGRES_ADMIN_URL, new_state_url
 from tests.support.cli import assert_one_line_error
 from tests.support.paths import REPO
 
+POSTGRES_JDBC = Path("/usr/share/java/postgresql.jar")  # Debian's libpostgresql-jdbc-java
 SECRETS = {name: f"Sekr1t-{name}-{uuid.uuid4().hex[:12]}" for name in ("CATCRED", "CAT_TOKEN", "S3SECRET", "S3KEYID", "SPARKPW", "PYTOKEN", "STATEPW", "S3A_SECRET", "CATPW")}
 
 
@@ -85,11 +89,50 @@ def test_no_secret_in_any_process_command_line_or_environment_during_a_job(tmp_p
     """A verified MERGE as a user runs it (Spark's JVM started, catalog, S3 and JDBC secrets
     in the config): /proc/*/cmdline of the whole process tree, and the environment of every
     process below the CLI, polled while it runs, hold none of them."""
-    config_path = tmp_path / "icemaint.yaml"
-    config_path.write_text(yaml.safe_dump(secret_config(tmp_path, state_url)))
-    made = run(config_path, tmp_path, "workload", "cdc", "demo.orders", "--rows", "400", "--commits", "3", "--json")
+    assert_no_secret_in_process_listings_during_a_merge(tmp_path, secret_config(tmp_path, state_url))
+
+
+@pytest.fixture
+def catalog_role(tmp_path: Path) -> Iterator[str]:
+    """A PostgreSQL database for a SQL catalog, owned by a login role of its own with a
+    password (trust authentication on 127.0.0.1 accepts any: the password is still sent, and
+    passed to Spark's JDBC catalog as its `jdbc.password`); the catalog's uri, password `${CATPW}`."""
+    role = f"icemaint_cat_{uuid.uuid4().hex[:8]}"
+    admin = create_engine(POSTGRES_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(sql(f"CREATE ROLE {role} LOGIN PASSWORD '{SECRETS['CATPW']}'"))
+    try:
+        for url in new_state_url("postgresql", tmp_path):
+            database = make_url(url).database
+            with admin.connect() as conn:
+                conn.execute(sql(f"ALTER DATABASE {database} OWNER TO {role}"))
+            yield make_url(url).set(username=role, password=None).render_as_string().replace(f"{role}@", f"{role}:${{CATPW}}@", 1)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(sql(f"DROP ROLE IF EXISTS {role}"))
+        admin.dispose()
+
+
+@pytest.mark.slow  # a Spark job through the CLI: make test-integration runs it
+def test_no_jdbc_catalog_password_in_any_process_listing_during_a_job(tmp_path: Path, state_url: str, catalog_role: str) -> None:
+    """The same on a SQL catalog on PostgreSQL whose uri holds a password: Spark's JDBC
+    catalog gets it as `jdbc.password`, which must reach the JVM neither as a `--conf` on its
+    command line nor through its environment."""
+    assert POSTGRES_JDBC.exists(), f"{POSTGRES_JDBC} is missing: scripts/setup-databases.sh installs it (make setup)"
+    raw = secret_config(tmp_path, state_url)
+    raw["catalogs"]["local"]["uri"] = catalog_role
+    raw["spark"]["jars"] = [str(POSTGRES_JDBC)]  # as a user names the driver of their catalog's database
+    assert_no_secret_in_process_listings_during_a_merge(tmp_path, raw)
+
+
+def assert_no_secret_in_process_listings_during_a_merge(home: Path, raw: dict) -> None:  # type: ignore[type-arg]
+    """A table written, then a verified MERGE on it watched: no secret in any command line of
+    the whole process tree, nor in the environment of a process below the CLI."""
+    config_path = home / "icemaint.yaml"
+    config_path.write_text(yaml.safe_dump(raw))
+    made = run(config_path, home, "workload", "cdc", "demo.orders", "--rows", "400", "--commits", "3", "--json")
     assert made.returncode == 0, made.stderr[-2000:]
-    env = {**os.environ, **SECRETS, "ICEMAINT_HOME": str(tmp_path)}
+    env = {**os.environ, **SECRETS, "ICEMAINT_HOME": str(home)}
     env.pop("ICEMAINT_CONFIG", None)
     proc = subprocess.Popen([sys.executable, "-m", "maintenance", "--config", str(config_path), "merge", "demo.orders", "--json"], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -99,32 +142,33 @@ def test_no_secret_in_any_process_command_line_or_environment_during_a_job(tmp_p
         while proc.poll() is None:
             below = descendants(proc.pid)
             seen_jvm = seen_jvm or any(b"java" in (Path("/proc") / str(p) / "cmdline").read_bytes() for p in below if (Path("/proc") / str(p)).exists())
-            found.update(secrets_in_process_listings_once(proc.pid, below))
+            found.update(secrets_in_process_listings_once(proc.pid, below, raw))
             time.sleep(0.2)
         out, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err[-2000:]
+    assert json.loads(out)["status"] == "committed", out
     assert seen_jvm, "the job's JVM was never seen: the scan proved nothing"
     assert sorted(found) == [], sorted(found)
 
 
-def secrets_in_process_listings_once(pid: int, below: list[int]) -> set[str]:
+def secrets_in_process_listings_once(pid: int, below: list[int], raw: dict) -> set[str]:  # type: ignore[type-arg]
     """Any secret in the command line of `pid` or a process below it, and any secret the
-    configuration reads (`${VAR}`) in the environment of a process below it. (`pid`'s own
+    configuration `raw` reads (`${VAR}`) in the environment of a process below it. (`pid`'s own
     environment is what the caller gave it; a variable the configuration never names is the
     user's environment, which the JVM may need, e.g. for AWS's default credentials chain.)"""
-    text_of_config = json.dumps(secret_config(Path("/"), "postgresql://x:${STATEPW}@h/d"))
+    text_of_config = json.dumps(raw)
     configured = {name: value for name, value in SECRETS.items() if f"${{{name}}}" in text_of_config}
     found: set[str] = set()
     for process in [pid, *below]:
         for name, secrets in [("cmdline", SECRETS), *([] if process == pid else [("environ", configured)])]:
             try:
-                text = (Path("/proc") / str(process) / name).read_bytes().decode(errors="replace")
+                text_read = (Path("/proc") / str(process) / name).read_bytes().decode(errors="replace")
             except OSError:
                 continue
-            found.update(f"{secret} in /proc/{process}/{name}" for secret, value in secrets.items() if value in text)
+            found.update(f"{secret} in /proc/{process}/{name}" for secret, value in secrets.items() if value in text_read)
     return found
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -15,7 +16,7 @@ import click
 from maintenance.cli.output import emit_fields, emit_json_line, emit_rows, report, result_json
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import UnknownSnapshotError, UnreadableMetadataError
-from maintenance.jobs.spec import Progress, no_progress
+from maintenance.progress import Progress, no_progress
 from maintenance.units import format_bytes
 
 if TYPE_CHECKING:  # the rest is imported where it is used: `--help` needs none of it (`cli/app.py`)
@@ -23,6 +24,7 @@ if TYPE_CHECKING:  # the rest is imported where it is used: `--help` needs none 
     from maintenance.spark.fingerprint import Fingerprint
     from maintenance.table.health import TableHealth
     from maintenance.workload.cdc import CdcOptions, CdcResult
+    from maintenance.workload.flink_writer import FlinkOptions
 
 _PARTITION_COLUMNS = ["partition", "data_files", "data_bytes", "data_records", "position_delete_files", "position_delete_records",
                       "equality_delete_files", "equality_delete_records", "deletion_vectors"]
@@ -83,26 +85,43 @@ def _human_sizes(fields: dict[str, Any]) -> dict[str, Any]:
     return {key: format_bytes(value) if key in _SIZES and value is not None else value for key, value in fields.items()}
 
 
-def generate_cdc(app: AppContext, table: str, options: CdcOptions, *, show_progress: bool = False) -> CdcResult:
+def generate_cdc(app: AppContext, table: str, options: CdcOptions, *, show_progress: bool = False, flink: FlinkOptions | None = None,
+                 model_out: Path | None = None) -> CdcResult:
+    """A CDC workload on `table`: a writer of tables, so its catalog is made where missing.
+    `flink`: written by the Flink writer's job instead of the generator. `model_out`: the
+    model's rows written there (Parquet) afterwards."""
+    from maintenance.catalogs import get_catalog
     from maintenance.spark.session import get_spark
     from maintenance.workload.cdc import run_cdc_workload
+    from maintenance.workload.model_file import write_model_rows
 
     ref = app.table(table)
+    runtime = None
+    if flink is not None:
+        from maintenance.workload.flink_writer import check_flink_writer, run_flink_workload
+
+        runtime = check_flink_writer(app.config, ref)
+    get_catalog(app.config, ref.catalog, create=True)
     with progress_display(f"workload {ref}", enabled=show_progress) as progress:
         progress("starting Spark")
         spark = get_spark(app.config)
-        result, _ = run_cdc_workload(spark, app.config, ref, options, lambda done, total: progress("committing", commits_done=done, commits=total))
+        if flink is not None and runtime is not None:
+            result, model = run_flink_workload(spark, app.config, ref, options, flink, runtime, lambda phase: progress(phase))
+        else:
+            result, model = run_cdc_workload(spark, app.config, ref, options, lambda done, total: progress("committing", commits_done=done, commits=total))
+    if model_out is not None:
+        write_model_rows(model, model_out)
     return result
 
 
 def evaluate_tables(app: AppContext, tables: tuple[str, ...], *, fresh: bool = False):  # type: ignore[no-untyped-def]
     """Evaluate the named tables (every table when none is named) by the policies: the
     evaluation, the policies, the state store it read, and how many tables were decided from
-    the evaluations shared in the state database (None with `fresh`).
+    the evaluations stored in the state database (None with `fresh`).
 
     A cron run is one more evaluator of the fleet: like a restarted daemon, it takes the
-    shared evaluation of each table still at the metadata location the row was made at, and
-    writes back what it read itself (`schedule/shared.py` says why that decides what a cold
+    stored evaluation of each table still at the metadata location the row was made at, and
+    writes back what it read itself (`schedule/stored.py` says why that decides what a cold
     read would), so a tick reads only the tables that moved. `fresh` reads every table."""
     from maintenance.catalogs import load_table
     from maintenance.policy.loader import load_policies

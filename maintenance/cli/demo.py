@@ -22,7 +22,7 @@ def register(cli: click.Group) -> None:
     @pass_app
     def demo(app: AppContext, table: str, rows: int, commits: int) -> int:
         """Generate a CDC table, show its health, run one policy-driven cycle, verify its content."""
-        from maintenance.catalogs import load_table, table_exists
+        from maintenance.catalogs import get_catalog, load_table, table_exists
         from maintenance.spark.errors import java_errors
         from maintenance.spark.session import get_spark
         from maintenance.state.store import open_state
@@ -30,6 +30,7 @@ def register(cli: click.Group) -> None:
         from maintenance.workload.shape import SHAPE_PROPERTY
 
         ref = app.table(table)
+        get_catalog(app.config, ref.catalog, create=True)  # a writer of tables: on a fresh home, its catalog is made first
         if table_exists(app.config, ref):
             if SHAPE_PROPERTY not in load_table(app.config, ref).properties:
                 raise UsageError(f"table '{ref}' exists and was not made by the demo; pass another --table")

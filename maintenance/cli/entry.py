@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 
 from maintenance import interrupts
 from maintenance.cli.exits import INTERRUPTED, interrupted
@@ -18,7 +19,38 @@ def main() -> None:
         from maintenance.cli.main import main as run_cli
     except KeyboardInterrupt:
         interrupted()
-    run_cli()
+    try:
+        run_cli()
+    except SystemExit as exc:
+        exit_without_teardown(exc.code)
+        raise
+
+
+def exit_without_teardown(code: object) -> None:
+    """End the process now, as it would end, less the interpreter's teardown; or return when
+    that would change anything (then the caller exits as usual).
+
+    Tearing down frees every object of every module one by one: 0.2 s of CPU after a `plan`
+    of 2,000 tables (about 1,000 modules, the evaluation's objects), a sixth of a warm cron
+    tick, with no effect outside the process. What a normal exit does that shows outside is
+    done first, in its order: waiting for other threads (none may be left: with one that a
+    normal exit would wait for alive, this returns), the `atexit` handlers (logging's flush and close, weakref finalizers,
+    libraries' own), and the standard streams' flush. A process that imported Spark's Python
+    side exits as usual: its gateway and JVM end through their own shutdown."""
+    if code is None:
+        code = 0
+    waited_for = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon and t.is_alive()]
+    if not isinstance(code, int) or waited_for or "pyspark" in sys.modules or "py4j" in sys.modules:
+        return
+    import atexit
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`icemaint plan | head`): nothing more can be said
+            pass
+    os._exit(code)
 
 
 def main_as_module() -> None:

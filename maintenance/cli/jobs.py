@@ -13,8 +13,8 @@ from maintenance.cli.output import emit_json, emit_rows, report
 from maintenance.cli.progress import progress_display, wanted
 from maintenance.errors import EXIT_FAILED, EXIT_OK
 from maintenance.jobs import registry
+from maintenance.jobs.docs import jobs_json, jobs_markdown
 from maintenance.jobs.options import Flag, OptionSpec
-from maintenance.jobs.reference import jobs_json, jobs_markdown
 from maintenance.jobs.spec import JobSpec
 
 if TYPE_CHECKING:
@@ -30,7 +30,7 @@ COMMON_HELP = {
 
 def run_and_report(app: AppContext, table: str, spec: JobSpec, options: Any, *, dry_run: bool, verify: bool, as_json: bool) -> int:
     from maintenance.catalogs import load_table
-    from maintenance.jobs.runner import run_job
+    from maintenance.run.runner import run_job
     from maintenance.spark.session import check_spark_settings
 
     check_spark_settings(app.config)

@@ -8,16 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from maintenance.cli.json_text import dumps_indented
 from maintenance.state.statuses import SKIPPED
 
 if TYPE_CHECKING:
-    from maintenance.jobs.outcome import JobResult
+    from maintenance.run.outcome import JobResult
 
 LIST_ITEMS_SHOWN = 10  # a list in text output: its first items and how many there are
 
 
 def emit_json(value: Any) -> None:
-    click.echo(json.dumps(value, indent=2, default=str))
+    click.echo(dumps_indented(value))  # `json.dumps(value, indent=2, default=str)`, with the C encoder doing most
 
 
 def emit_json_line(value: Any) -> None:

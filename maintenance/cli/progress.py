@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
 
-from maintenance.jobs.spec import Progress, describe_progress, no_progress
+from maintenance.progress import Progress, describe_progress, no_progress
 
 REDRAW_S = 0.5
 
@@ -24,7 +24,7 @@ def wanted(as_json: bool, stream: TextIO | None = None) -> bool:
 @contextmanager
 def progress_display(label: str, *, enabled: bool, stream: TextIO | None = None, clock: Callable[[], float] = time.monotonic,
                      redraw_s: float = REDRAW_S) -> Iterator[Progress]:
-    """Yields the callback a job reports its stages to (`JobContext.progress`); redrawn every
+    """Yields the callback a job reports its progress steps to (`JobContext.progress`); redrawn every
     `redraw_s` with the time `clock` says has passed."""
     if not enabled:
         yield no_progress
@@ -45,7 +45,7 @@ def progress_display(label: str, *, enabled: bool, stream: TextIO | None = None,
     thread = threading.Thread(target=redraw, name="icemaint-progress", daemon=True)
     thread.start()
     try:
-        yield lambda stage, **counts: latest.update(text=describe_progress(stage, counts))
+        yield lambda step, **counts: latest.update(text=describe_progress(step, counts))
     finally:
         done.set()
         thread.join()

@@ -22,7 +22,7 @@ def _note_unselected(app: AppContext, decisions: list) -> None:  # type: ignore[
     """Tables no policy selects get no maintenance: say so, since a `policies:` folder of
     one's own replaces the shipped one, default policy included."""
     from maintenance.config import REPO_POLICIES
-    from maintenance.schedule.planner import NO_POLICY
+    from maintenance.schedule.decisions import NO_POLICY
 
     unselected = sorted({d.table for d in decisions if d.reason == NO_POLICY})
     if unselected:
@@ -31,7 +31,7 @@ def _note_unselected(app: AppContext, decisions: list) -> None:  # type: ignore[
                    f"maintenance{shipped}", err=True)
 
 
-FRESH_HELP = ("Read every table's metadata again (default: a table still at the metadata location the state database's shared "
+FRESH_HELP = ("Read every table's metadata again (default: a table still at the metadata location the state database's stored "
               "evaluation was made at is decided from it, as daemons do).")
 
 

@@ -1,4 +1,9 @@
-"""`icemaint db upgrade`, `icemaint leases [release TABLE --force]`, `icemaint runs`."""
+"""`icemaint db upgrade`, `icemaint leases [release TABLE --force]`, `icemaint runs`.
+
+`leases --json` and `runs --json` print JSON arrays, as scripts read them; each entry names
+the state database it came from (`state_database`, the other `--json` answers' field) rather
+than the array becoming an object. An empty array names none: `-v` says it on stderr, and
+the text output says it ("no runs in ...")."""
 
 from __future__ import annotations
 
@@ -9,7 +14,7 @@ import click
 from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_json, emit_rows
 from maintenance.errors import UsageError
-from maintenance.jobs.outcome import iso_ms
+from maintenance.run.outcome import iso_ms
 from maintenance.units import format_seconds
 
 if TYPE_CHECKING:
@@ -71,7 +76,7 @@ def register(cli: click.Group) -> None:
         app.start_logging()
         rows = [lease_json(lease) for lease in open_state(app.config).leases.list()]
         if as_json:
-            emit_json(rows)
+            emit_json([{**row, "state_database": app.state_database} for row in rows])
         elif rows:
             emit_rows(rows, ["table", "held", "holder", "epoch", "expires_in_s", "heartbeat_at"])
         else:
@@ -112,7 +117,7 @@ def register(cli: click.Group) -> None:
         name = str(app.table(table)) if table else None
         records = [run_json(r) for r in open_state(app.config).runs.list(table=name, limit=limit)]
         if as_json:
-            emit_json(records)
+            emit_json([{**record, "state_database": app.state_database} for record in records])
         elif records:
             emit_rows([_run_row(r) for r in records], ["started_at", "duration", "table", "job", "status", "snapshot_id", "run_id", "error"])
         else:

@@ -41,16 +41,33 @@ def register(cli: click.Group) -> None:
     @click.option("--format-version", "format_version", type=click.Choice(["2", "3"]), default="2", show_default=True,
                   help="3: in-batch supersedes become deletion vectors (equality deletes stay), as Flink writes format 3.")
     @click.option("--seed", type=int, default=42, show_default=True)
+    @click.option("--writer", type=click.Choice(["generator", "flink"]), default="generator", show_default=True,
+                  help="generator: icemaint's own commits (fast). flink: Apache Flink's Iceberg sink in upsert mode, one commit per checkpoint "
+                       "(about --commits checkpoints; needs 'make flink').")
+    @click.option("--checkpoint-interval", "checkpoint_interval", type=float, default=None,
+                  help="Flink writer: seconds between checkpoints, so between commits [default: 2].")
+    @click.option("--parallelism", type=click.IntRange(1, 2), default=None, help="Flink writer: the sink's writers [default: 1].")
+    @click.option("--model-out", "model_out", type=click.Path(dir_okay=False, writable=True), default=None,
+                  help="Write the rows the table must hold afterwards (the model) to this Parquet file.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON, with expected_rows.")
     @pass_app
-    def cdc(app: AppContext, table: str, rows: int, commits: int, update_ratio: float, delete_ratio: float, partitions: int, unpartitioned: bool, partitioning: str, key: str, format_version: str, seed: int, as_json: bool) -> None:
+    def cdc(app: AppContext, table: str, rows: int, commits: int, update_ratio: float, delete_ratio: float, partitions: int, unpartitioned: bool, partitioning: str, key: str, format_version: str, seed: int,
+            writer: str, checkpoint_interval: float | None, parallelism: int | None, model_out: str | None, as_json: bool) -> None:
         """Create (or extend) a merge-on-read table and write K upsert commits like a CDC sink."""
+        from pathlib import Path
+
         from maintenance.workload.cdc import CdcOptions
+        from maintenance.workload.flink_writer import FlinkOptions
 
         shape = TableShape(partitioning="none" if unpartitioned else partitioning, partitions=partitions, key=key)
         options = CdcOptions(rows=rows, commits=commits, update_ratio=update_ratio, delete_ratio=delete_ratio, seed=seed, shape=shape,
                              format_version=int(format_version))
-        result = generate_cdc(app, table, options, show_progress=wanted(as_json))
+        flink = None
+        if writer == "flink":
+            flink = FlinkOptions(checkpoint_interval_s=checkpoint_interval or FlinkOptions.checkpoint_interval_s, parallelism=parallelism or FlinkOptions.parallelism)
+        elif checkpoint_interval is not None or parallelism is not None:
+            raise UsageError("--checkpoint-interval and --parallelism are options of --writer flink")
+        result = generate_cdc(app, table, options, show_progress=wanted(as_json), flink=flink, model_out=Path(model_out) if model_out else None)
         emit_json(result.to_json()) if as_json else emit_fields(f"cdc workload on {result.table}", result.to_json())
 
     @workload.command()
@@ -87,5 +104,5 @@ def generate_fleet(app: AppContext, namespace: str, options: FleetOptions, *, sh
         catalog_name, parts = parts[0], parts[1:]
     options = dataclasses.replace(options, namespace=".".join(parts))
     with progress_display(f"workload fleet {catalog_name}.{options.namespace}", enabled=show_progress) as progress:
-        return make_fleet(get_catalog(app.config, catalog_name), catalog_name, options,
+        return make_fleet(get_catalog(app.config, catalog_name, create=True), catalog_name, options,
                           lambda done, total: progress("creating", tables_done=done, tables=total))

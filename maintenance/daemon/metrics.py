@@ -20,8 +20,8 @@ from prometheus_client.core import GaugeMetricFamily
 
 from maintenance import __version__
 from maintenance.jobs.counters import BYTES_WRITTEN, FILES_DELETED, FILES_REPLACED
-from maintenance.jobs.outcome import COMMITTED, FENCED, NOOP, JobResult
-from maintenance.schedule.planner import Decision
+from maintenance.run.outcome import COMMITTED, FENCED, NOOP, JobResult
+from maintenance.schedule.decisions import Decision
 from maintenance.table.health import TableHealth
 from maintenance.table.reader_cost import reader_cost
 

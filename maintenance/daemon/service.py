@@ -16,18 +16,18 @@
   (the role dropped), the daemon stays up, says so the same way and probes less and less
   often (doubling, up to 10 minutes): only a person can fix it. A failing
   catalog is skipped with its tables (503, named); an evaluation that fails otherwise backs
-  off (doubling, up to 10 minutes); a failing job backs off per table and job through the
-  run history (planner).
+  off (doubling, up to 10 minutes: `backoff.doubling`); a failing job backs off per table
+  and job through the run history (`schedule/decisions.py`).
 - The HTTP port serves `/metrics`, the probes and the read-only status page
   (`maintenance/ui/`), which renders from the latest evaluation (published to its cache)
   in the server's own threads. `/readyz` (and `/healthz`) is `healthy()`: 503 while a
   dependency fails. `/livez` is `alive()`: 503 only when this process no longer works (its
   main loop or scheduler stopped, or one evaluation has run far too long), so a liveness
   probe restarts a stuck daemon and never one that waits for its database.
-- Several daemons on one state database share the fleet (`schedule/share.py`): a heartbeat
+- Several daemons on one state database share the fleet (`schedule/membership.py`): a heartbeat
   renews this one's membership every third of its TTL, and when the members move (one
   dies, leaves or joins) it starts an evaluation at once; what each evaluation saw is
-  shared through the database (`schedule/shared.py`), so a share taken over starts warm.
+  stored in the database (`schedule/stored.py`), so a share taken over starts warm.
 - SIGTERM/SIGINT: no new work; running jobs get `shutdown_grace` to finish, then they are
   cancelled: their fences shut (nothing more is published or deleted, even by a job that
   is between Spark jobs) and their Spark jobs cancelled; leases are released as each job
@@ -50,6 +50,7 @@ from datetime import datetime, timezone
 
 import structlog
 
+from maintenance.backoff import doubling
 from maintenance.config import Config
 from maintenance.daemon.health import POLICIES, SPARK, STATE, Dependencies, catalog
 from maintenance.daemon.http import serve
@@ -59,9 +60,9 @@ from maintenance.lease.keeper import revoke_all
 from maintenance.policy.loader import load_policies
 from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation, evaluate, run_decision
+from maintenance.schedule.decisions import Decision
 from maintenance.schedule.kept import KeptEvaluations
-from maintenance.schedule.planner import Decision
-from maintenance.schedule.share import Membership
+from maintenance.schedule.membership import Membership
 from maintenance.spark.session import get_spark, spark_running, spark_start_failure, stop_spark
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.leases import new_holder_id
@@ -104,7 +105,7 @@ class Daemon:
         # never evaluates while the daemon has evaluated (it does, in its own thread, before).
         self.status = StatusCache(config, ttl_s=self.settings.interval_s)
         self.kept = KeptEvaluations()  # what each cycle saw of the tables that stay put (`schedule/kept.py`); the evaluation thread's alone
-        # this daemon's share of the fleet (`schedule/share.py`)
+        # this daemon's share of the fleet (`schedule/membership.py`)
         self.membership = Membership(self.holder, Membership.ttl_for(config.leases.ttl_seconds))
         self.evaluate_again = False  # the fleet's members moved during an evaluation: another one follows at once
         self.wake_evaluation: Callable[[], None] = lambda: None  # start an evaluation now (the scheduler's, once running)
@@ -245,7 +246,7 @@ class Daemon:
                 return
 
     def keep_membership(self) -> None:
-        """The membership heartbeat (`schedule/share.py`): renew this daemon's share of the
+        """The membership heartbeat (`schedule/membership.py`): renew this daemon's share of the
         fleet whatever its evaluation does, unless it is wedged (`alive`); when the members
         moved, evaluate now rather than at the next interval (a killed daemon's share is
         taken within one lease TTL)."""
@@ -281,7 +282,7 @@ class Daemon:
             return
         except Exception as exc:  # the policies at start (cause `policies`), a bug: log, back off, keep running
             self.evaluation_failures += 1
-            wait = min(MAX_EVALUATION_BACKOFF_S, self.settings.interval_s * 2 ** (self.evaluation_failures - 1))
+            wait = doubling(self.settings.interval_s, self.evaluation_failures, MAX_EVALUATION_BACKOFF_S)
             self.next_evaluation_at = time.monotonic() + wait
             self._count_evaluation({POLICIES if POLICIES in self.dependencies.failing() else "other"})
             log.error("evaluation failed; backing off", error=str(exc), retry_in_s=round(wait, 1), exc_info=not isinstance(exc, IcemaintError))
@@ -326,7 +327,7 @@ class Daemon:
         probes land on the scheduler's ticks (up to 10 minutes between them)."""
         self.state_misconfigured += 1
         most = max(1, int(MAX_EVALUATION_BACKOFF_S // self.settings.interval_s))
-        self.probes_to_skip = min(2 ** min(self.state_misconfigured - 1, 30), most) - 1
+        self.probes_to_skip = int(doubling(1, self.state_misconfigured, most)) - 1
 
     def _state_down(self, exc: IcemaintError) -> None:
         self.dependencies.down(STATE, str(exc))

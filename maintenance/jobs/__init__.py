@@ -1,1 +1,4 @@
-"""Maintenance jobs and the runner that gives each one a lease, a fence and a run record."""
+"""The jobs: the job contract (`spec`, `registry`, `options`, `counters`, `docs`), one folder
+per job, and the engines several jobs share (`file_groups/`, `file_removal/`,
+`deletion_vectors/`). What runs a job (lease, context, record) is `maintenance/run/`; what
+publishes its changes is `maintenance/publish/`."""

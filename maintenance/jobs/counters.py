@@ -6,7 +6,7 @@ The planned ones tell what a dry run or a noop found; the others what a run did.
 One rule: a counter that one job reports is that job's own, described in its folder
 (`jobs/<job>/counters.py`, the spec's `counters`), so a new job touches its folder and the
 registry only; one that two jobs report, or that a module several jobs run reports
-(`file_groups/`, `deletion.py`, `publish.py`), is here. Tests check both: every job's run
+(`file_groups/`, `file_removal/`, `publish/`), is here. Tests check both: every job's run
 reports nothing undescribed, and where each counter is spelled agrees with its home.
 """
 
@@ -39,7 +39,7 @@ COUNTERS: dict[str, str] = {
     "partitions_rewritten": "partitions whose data files were rewritten",
     "bytes_written": "bytes of all files written",
     "snapshots_published": "snapshots made current",
-    # deleting files (EXPIRE, ORPHANS: jobs/deletion.py)
+    # deleting files (EXPIRE, ORPHANS: jobs/file_removal/fenced.py)
     "files_deleted": "files deleted from storage (reported however the run ended, fenced included)",
     "files_already_gone": "files to delete that were already gone (a rerun after an interrupted run)",
     "files_referenced_since_planning": "files to delete that newer metadata references: kept",
@@ -51,7 +51,7 @@ COUNTERS: dict[str, str] = {
 LISTS: dict[str, str] = {
     "checkpoint_snapshot_ids": "per checkpoint key, the snapshot kept as the writer's resume point",
     "snapshot_ids_to_expire": "the snapshots a dry run of EXPIRE would remove",
-    "would_delete": "the files a dry run of EXPIRE or ORPHANS would delete (the first 10,000; jobs/candidates.py)",
+    "would_delete": "the files a dry run of EXPIRE or ORPHANS would delete (the first 10,000; jobs/file_removal/candidates.py)",
     "hot_partitions_deferred": "the partitions MERGE or COMPACT left because writers are deleting from them (the first 100; any run, not only dry runs)",
     "groups": "the file groups a dry run of MERGE or COMPACT would rewrite, in order (partitions, data files, input bytes, expected output files, reader benefit, the files)",
 }

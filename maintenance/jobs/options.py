@@ -334,19 +334,6 @@ LOCATION = Location("location")
 PREDICATE = Predicate("predicate")
 
 
-@dataclass(frozen=True)
-class Declaration:
-    """What `option()` records on a field."""
-
-    kind: Kind
-    help: str
-    policy_key: str | None  # under jobs.<job>; None: command line only
-    flag: str | None  # None: not on the command line
-    repeatable: bool = False
-    metavar: str | None = None
-    iceberg: str | None = None
-
-
 def option(default: Any, kind: Kind, help: str, *, policy_key: str | None | bool = True, flag: str | None | bool = True, repeatable: bool = False,
            metavar: str | None = None, iceberg: str | None = None) -> Any:
     """Declare a job option field. `policy_key` and `flag` default to the field's name

@@ -1,6 +1,6 @@
 """The one list of jobs, in the order they run on one table.
 
-Policies, the planner, the command line, the daemon and `icemaint jobs` all read it: a new
+Policies, the schedule, the command line, the daemon and `icemaint jobs` all read it: a new
 job is its own folder plus one line here.
 """
 

@@ -19,14 +19,15 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from maintenance.jobs.options import OptionSpec, declared, parse_options
+from maintenance.progress import Progress
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
 
     from maintenance.catalogs import TableRef
     from maintenance.config import Config
-    from maintenance.jobs.context import JobContext
-    from maintenance.jobs.outcome import JobOutcome
+    from maintenance.run.context import JobContext
+    from maintenance.run.outcome import JobOutcome
     from maintenance.table.files import SnapshotFiles
     from maintenance.table.health import TableHealth
 
@@ -76,6 +77,14 @@ class PlanInput:
     config: Config
     now_ms: int
     files_hint: SnapshotFiles | None = field(default=None, repr=False)
+    # a run's progress callback, for planners with a long phase of their own (ORPHANS lists
+    # the location); None while evaluating, where nobody watches
+    progress: Progress | None = field(default=None, repr=False)
+
+    def report(self, step: str, **counts: int) -> None:
+        """A step of planning, with its counts, to whoever watches the run."""
+        if self.progress is not None:
+            self.progress(step, **counts)
 
     @cached_property
     def files(self) -> SnapshotFiles:
@@ -132,18 +141,3 @@ class PreparedPlan:
     snapshot_id: int | None
     options: Any
     plan: Any
-
-
-class Progress(Protocol):
-    def __call__(self, stage: str, **counts: int) -> None: ...
-
-
-def describe_progress(stage: str, counts: Mapping[str, Any]) -> str:
-    """A stage and its counts as a short line, on the terminal and the status page alike:
-    `rewritten: data files added 4`."""
-    detail = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
-    return f"{stage}: {detail}" if detail else stage
-
-
-def no_progress(stage: str, **counts: int) -> None:
-    """The progress callback of runs nobody watches."""

@@ -14,7 +14,7 @@ Deleting a file cannot be made conditional the way a commit is (no store deletes
 the lease is still mine"), so a deletion is judged by time instead: `time_left` is how long
 the lease is still proven by this host's monotonic clock (`LeaseKeeper.proven_until`), less
 a margin, and a file may be deleted only while it is positive and less than a batch's
-window after `assert_held` read the lease row (`jobs/deletion.py`).
+window after `assert_held` read the lease row (`jobs/file_removal/fenced.py`).
 """
 
 from __future__ import annotations
@@ -27,13 +27,10 @@ from maintenance.errors import IcemaintError
 from maintenance.lease.keeper import LeaseKeeper
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.leases import LeaseStore
+from maintenance.table.marks import SUMMARY_EPOCH, SUMMARY_JOB, SUMMARY_RUN_ID
 
 log = structlog.get_logger(__name__)
 
-EPOCH_PROPERTY = "icemaint.lease-epoch"
-SUMMARY_JOB = "icemaint.job"
-SUMMARY_RUN_ID = "icemaint.run-id"
-SUMMARY_EPOCH = "icemaint.lease-epoch"
 MARGIN_SHARE = 0.25  # of the TTL: deletions stop this long before the proven end of the lease
 MIN_MARGIN_S = 0.5
 
@@ -94,7 +91,7 @@ class Fence:
         """If the table names an epoch above ours although we hold the lease, the state
         database was reset: move our epoch past it (only while we still hold the lease) or be
         fenced. Nothing to do when the table names none, or ours or an older one."""
-        if table_epoch is None or table_epoch <= self.epoch:
+        if not newer_epoch(table_epoch, self.epoch):
             return
         with self.keeper.lock:
             advanced = self.store.advance_epoch(self.keeper.lease, table_epoch + 1)
@@ -106,10 +103,12 @@ class Fence:
         log.warning("lease epoch advanced past the table's", table=advanced.table, epoch=advanced.epoch, table_epoch=table_epoch)
 
     def assert_table_token(self, table_epoch: int | None, action: str) -> None:
-        """The table names no holder newer than us."""
-        if table_epoch is not None and table_epoch > self.epoch:
+        """The table names no holder newer than us (`newer_epoch_refusal`); if it does, the
+        lease is lost."""
+        refusal = newer_epoch_refusal(table_epoch, self.epoch, action)
+        if refusal is not None:
             self.keeper.mark_lost(f"table carries epoch {table_epoch}")
-            raise FencedError(f"{action} refused: table was claimed by a newer lease (epoch {table_epoch} > {self.epoch})")
+            raise refusal
 
     def before_commit(self, base_epoch: int | None, new_epoch: int | None, summary: dict[str, str] | None) -> None:
         """Called for every commit attempt with the epochs of the base and new metadata."""
@@ -120,13 +119,16 @@ class Fence:
             raise FencedError("commit refused: a maintenance snapshot must carry this run's summary")
         self.assert_held("commit")
 
-    def before_delete(self, table_epoch: int | None, count: int) -> None:
-        self.assert_table_token(table_epoch, f"deleting {count} files")
-        self.assert_held(f"deleting {count} files")
+
+def newer_epoch(table_epoch: int | None, epoch: int) -> bool:
+    """The one epoch rule: a table that names an epoch above ours was claimed by a newer
+    lease (none, ours or an older one: it was not). `Fence` applies it before every effect,
+    and a pyiceberg claim inside its commit (`publish/claim.py`)."""
+    return table_epoch is not None and table_epoch > epoch
 
 
-def parse_epoch(value: str | None) -> int | None:
-    try:
-        return int(value) if value is not None else None
-    except ValueError:
-        return None
+def newer_epoch_refusal(table_epoch: int | None, epoch: int, action: str) -> FencedError | None:
+    """The error refusing `action` when the table names a newer epoch (`newer_epoch`), else None."""
+    if newer_epoch(table_epoch, epoch):
+        return FencedError(f"{action} refused: table was claimed by a newer lease (epoch {table_epoch} > {epoch})")
+    return None

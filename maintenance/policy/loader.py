@@ -29,9 +29,9 @@ from maintenance.jobs.options import (
     nested_policy_keys,
     policy_values,
 )
-from maintenance.lease.fence import EPOCH_PROPERTY
 from maintenance.policy.model import JobPolicy, Policy, QuietHours, Schedule, Selector
 from maintenance.policy.triggers import MEASURES
+from maintenance.table.marks import EPOCH_PROPERTY
 
 PROPERTY_PREFIX = "icemaint."
 WORKLOAD_PREFIX = "icemaint.workload."

@@ -18,11 +18,12 @@ class Selector:
 
     def matches(self, ref: TableRef) -> bool:
         namespace = ".".join(ref.namespace)
-        return (
-            any(fnmatch.fnmatchcase(ref.catalog, g) for g in self.catalogs)
-            and any(fnmatch.fnmatchcase(namespace, g) for g in self.namespaces)
-            and any(fnmatch.fnmatchcase(ref.name, g) for g in self.tables)
-        )
+        return _any_match(ref.catalog, self.catalogs) and _any_match(namespace, self.namespaces) and _any_match(ref.name, self.tables)
+
+
+def _any_match(text: str, globs: tuple[str, ...]) -> bool:
+    """Whether a glob matches; `*` (a selector left open, the usual) without fnmatch."""
+    return any(glob == "*" or fnmatch.fnmatchcase(text, glob) for glob in globs)
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,8 @@ class Schedule:
     timezone: str = "UTC"
 
     def quiet_at(self, now: datetime) -> bool:
+        if not self.quiet_hours:  # most schedules: no local time to work out, per job and table
+            return False
         local = now.astimezone(_zone(self.timezone))
         minute = local.hour * 60 + local.minute
         return any(q.contains(minute) for q in self.quiet_hours)

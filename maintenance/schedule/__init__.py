@@ -1,1 +1,1 @@
-"""What is due where, and running it: the planner's decisions and one maintenance cycle."""
+"""What is due where, and running it: the decisions (`decisions.py`) and one maintenance cycle."""

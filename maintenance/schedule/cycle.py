@@ -12,29 +12,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 import structlog
-from pyiceberg.table import Table
 
-from maintenance.catalogs import TableRef, list_tables, load_table, metadata_locations, no_table_hint
+from maintenance.catalogs import TableRef, catalog_listing, load_table, no_table_hint
 from maintenance.config import Config
 from maintenance.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, ConfigError, IcemaintError, UsageError
 from maintenance.jobs import registry
-from maintenance.jobs.outcome import JobResult
-from maintenance.jobs.runner import run_job
-from maintenance.jobs.spec import PlanInput, PreparedPlan, Progress, no_progress
+from maintenance.jobs.spec import PlanInput, PreparedPlan
 from maintenance.policy.loader import load_policies, policy_properties
 from maintenance.policy.model import JobPolicy, Policy
 from maintenance.policy.resolve import policy_for
-from maintenance.schedule import shared
+from maintenance.progress import Progress, no_progress
+from maintenance.schedule import stored
+from maintenance.schedule.decisions import Decision, decide, rank
 from maintenance.schedule.histories import HISTORY_LIMIT
 from maintenance.schedule.kept import Kept, KeptEvaluations
+from maintenance.schedule.membership import ALONE, Membership, Share
 from maintenance.schedule.overlap import in_order
-from maintenance.schedule.planner import Decision, decide, rank
-from maintenance.schedule.share import ALONE, Membership, Share
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.store import StateStore
 from maintenance.table.health import TableHealth, oldest_snapshot_ms, table_health
+
+if TYPE_CHECKING:  # a plan never runs a job: the runner (Spark's session, publishing, the REST client) is imported by `run_decision`
+    from pyiceberg.table import Table
+
+    from maintenance.run.outcome import JobResult
 
 log = structlog.get_logger(__name__)
 
@@ -75,7 +79,7 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
     `kept`: the daemon's evaluations from its previous cycle; a table whose metadata location
     has not changed since is not read again (`schedule/kept.py`). `membership`: the daemon's,
     when several share the fleet: only its share of each listed catalog is evaluated
-    (`schedule/share.py`)."""
+    (`schedule/membership.py`)."""
     policies = policies if policies is not None else load_policies(config.policies_dir)
     now = now or datetime.now(timezone.utc)
     result = Evaluation()
@@ -86,13 +90,13 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
         refs = []
         for name in config.catalogs:
             try:
-                found = list_tables(config, name)
+                found, found_at = catalog_listing(config, name)
                 if not found:
                     result.catalogs_empty[name] = hint = no_table_hint(config, name)
                     result.problems[f"catalog {name}"] = f"lists no table; {hint}"
                 refs.extend(found)
                 if kept is not None:
-                    locations.update(metadata_locations(config, name) or {})
+                    locations.update(found_at or {})
                 result.catalogs_listed.append(name)
             except (UsageError, StateUnavailableError):
                 raise
@@ -105,12 +109,12 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
     if listing and membership is not None:
         result.shares = membership.shares(state, result.catalogs_listed)
         refs = [ref for ref in refs if result.shares[ref.catalog].holds(ref)]
-    on = shared.basis(config)
+    on = stored.basis(config)
     if kept is not None:
         kept.histories.refresh(state)
         kept.histories.read_missing(state, [str(ref) for ref in refs])
         kept.reused = 0
-        shared.adopt(kept, state, refs, locations, on)
+        stored.adopt(kept, state, refs, locations, on)
     one_table = lambda ref: _evaluate_one(config, state, ref, policies, now, kept, locations.get(str(ref)))  # noqa: E731
     for ref, (found, health, problem) in zip(refs, in_order(refs, lambda name: config.catalog(name).metadata_reads, one_table)):
         decisions.extend(found)
@@ -121,11 +125,11 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
             if kept is not None:
                 kept.forget(ref)
     if kept is not None:
-        shared.publish(kept, state, refs, on)
+        stored.write(kept, state, refs, on)
     if kept is not None and listing:
         kept.keep_only({str(ref) for ref in refs})
         for name in result.catalogs_listed:
-            shared.forget_dropped(state, name, listed, result.shares.get(name, ALONE))
+            stored.forget_dropped(state, name, listed, result.shares.get(name, ALONE))
     result.decisions = rank(decisions)
     return result
 
@@ -242,6 +246,8 @@ def still_due(config: Config, state: StateStore, ref: TableRef, decision: Decisi
 def run_decision(config: Config, state: StateStore, decision: Decision, *, holder: str | None = None, dry_run: bool = False,
                  policies: list[Policy] | None = None, recheck: bool = True, progress: Progress = no_progress) -> JobResult:
     """Run one planned job under a lease, with its policy's options and Spark settings."""
+    from maintenance.run.runner import run_job
+
     job_policy = decision.job_policy or JobPolicy(job=decision.job)
     ref = decision.ref
     precheck = None

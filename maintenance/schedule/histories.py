@@ -10,7 +10,7 @@ demo forgets its table's runs as it recreates it, an operator cleans up) change 
 so a table whose metadata location moved has its history read again too
 (`schedule/kept.py`), and every history is read again every `FULL_REFRESH_S`.
 
-What is kept of a history is what `planner.decide` reads of it: for each job, its runs
+What is kept of a history is what `decisions.decide` reads of it: for each job, its runs
 newest first down to its newest run that counts for the schedule (committed or noop),
 that run included. Whatever is older changes no decision (the backoff counts failures
 since the newest such run; the schedule looks at that run alone).
@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from maintenance.schedule.planner import DONE
+from maintenance.schedule.decisions import DONE
 from maintenance.state.runs import RunRecord
 from maintenance.state.store import StateStore
 
-HISTORY_LIMIT = 50  # runs read per table: enough for the longest backoff (`planner.BACKOFF_MAX_S`)
+HISTORY_LIMIT = 50  # runs read per table: enough for the longest backoff (`decisions.BACKOFF_MAX_S`)
 MARGIN_MS = 60_000  # a run written this long before the previous question is asked about again
 FULL_REFRESH_S = 600.0  # every history is read again this often (rows deleted change no time)
 

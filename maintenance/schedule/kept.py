@@ -8,7 +8,7 @@ what they were, and evaluating it again reads nothing (no metadata file, no mani
 
 What can change with no new metadata, and is therefore never kept:
 - the time: the oldest snapshot's age moves with the clock (`Kept.health_at`), and
-  `planner.decide` reads the schedule (every, cron, quiet hours) and the backoff at `now`;
+  `decisions.decide` reads the schedule (every, cron, quiet hours) and the backoff at `now`;
 - the run history (`histories.RunHistories` says which tables' runs moved);
 - the policies (chosen again from the kept properties every cycle);
 - a due job's plan: made again, from the table loaded then (a plan may hold many files,
@@ -16,19 +16,20 @@ What can change with no new metadata, and is therefore never kept:
   plan's "nothing to do" is kept, for the jobs whose plans do not depend on the time,
   keyed by their options.
 
-Where the metadata location comes from: the SQL catalog lists every table's in one query
-(`catalogs.metadata_locations`), so an unchanged table costs no read at all; other
-catalogs (Hive, REST) say it only by loading the table, so there the metadata file is read
-and its manifests are not. The kept evaluations live in the daemon's process, and are
-shared with the other daemons on its state database (`schedule/shared.py`: a daemon that
-takes over a share or restarts starts warm); a one-off `icemaint plan` or `run` evaluates
-cold, and the re-check under a job's lease (`cycle.still_due`) never uses them. Bounded:
-the tables its catalogs list.
+Where the metadata location comes from: the SQL catalog lists every table and its location
+in one query (`catalogs.catalog_listing`), so an unchanged table costs no read at all; other
+catalogs (Hive, REST) say it only by loading the table (a REST catalog: one request a table,
+with the metadata in its answer), so there the metadata is read and its manifests are not.
+The kept evaluations live in the daemon's process, and are stored for the other daemons and
+for `icemaint plan` and `run` in its state database (`schedule/stored.py`: a daemon that
+takes over a share or restarts starts warm, and so does each cron tick; `--fresh` reads
+every table); the re-check under a job's lease (`cycle.still_due`) never uses them.
+Bounded: the tables its catalogs list.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import threading
 from dataclasses import dataclass, field
 
@@ -51,7 +52,9 @@ class Kept:
         """The kept health as it is at `now_s`: only the oldest snapshot's age moved."""
         if self.health is None or self.oldest_snapshot_ms is None:
             return self.health
-        return dataclasses.replace(self.health, oldest_snapshot_age_s=oldest_snapshot_age_s(self.oldest_snapshot_ms, now_s))
+        moved = copy.copy(self.health)  # what dataclasses.replace makes, without its checks (per table and cycle)
+        moved.oldest_snapshot_age_s = oldest_snapshot_age_s(self.oldest_snapshot_ms, now_s)
+        return moved
 
 
 class KeptEvaluations:
@@ -59,7 +62,7 @@ class KeptEvaluations:
 
     def __init__(self) -> None:
         self._tables: dict[str, Kept] = {}
-        self._shared: dict[str, tuple[str, int]] = {}  # table -> (metadata location, plans' "nothing to do") as the state database has it
+        self._stored: dict[str, tuple[str, int]] = {}  # table -> (metadata location, plans' "nothing to do") as the state database has it
         self.histories = RunHistories()
         self.reused = 0  # tables of the last cycle evaluated from what was kept (for logs and the bench)
         self._counting = threading.Lock()  # tables are evaluated on several threads (`overlap.in_order`)
@@ -84,31 +87,31 @@ class KeptEvaluations:
     def adopt(self, ref: TableRef, kept: Kept) -> None:
         """Keep what another daemon (or this one before a restart) saw, as the database has it."""
         self.keep(ref, kept)
-        self.shared_as(ref, kept)
+        self.stored_as(ref, kept)
 
-    def unshared(self, refs: list[TableRef]) -> list[tuple[TableRef, Kept]]:
+    def unstored(self, refs: list[TableRef]) -> list[tuple[TableRef, Kept]]:
         """Of these tables, those whose kept evaluation the database lacks: new, moved, or
-        with a plan's "nothing to do" found since (`shared_as` records what was written)."""
+        with a plan's "nothing to do" found since (`stored_as` records what was written)."""
         found = []
         for ref in refs:
             kept = self._tables.get(str(ref))
-            if kept is not None and self._shared.get(str(ref)) != _as_shared(kept):
+            if kept is not None and self._stored.get(str(ref)) != _as_stored(kept):
                 found.append((ref, kept))
         return found
 
-    def shared_as(self, ref: TableRef, kept: Kept) -> None:
+    def stored_as(self, ref: TableRef, kept: Kept) -> None:
         """Record that the database has this kept evaluation of the table."""
-        self._shared[str(ref)] = _as_shared(kept)
+        self._stored[str(ref)] = _as_stored(kept)
 
     def forget(self, ref: TableRef) -> None:
         self._tables.pop(str(ref), None)
-        self._shared.pop(str(ref), None)
+        self._stored.pop(str(ref), None)
 
     def keep_only(self, tables: set[str]) -> None:
         """Forget every table not listed this cycle (dropped, or its catalog gone)."""
         for table in [t for t in self._tables if t not in tables]:
             del self._tables[table]
-            self._shared.pop(table, None)
+            self._stored.pop(table, None)
         self.histories.keep_only(tables)
 
     def __contains__(self, ref: TableRef) -> bool:
@@ -118,7 +121,7 @@ class KeptEvaluations:
         return len(self._tables)
 
 
-def _as_shared(kept: Kept) -> tuple[str, int]:
+def _as_stored(kept: Kept) -> tuple[str, int]:
     """What tells one kept evaluation from a newer one of the same table: its metadata
     location and how many plans' "nothing to do" it holds (they are only ever added)."""
     return kept.metadata_location, len(kept.nothing_to_do)

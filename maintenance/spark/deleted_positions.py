@@ -1,6 +1,6 @@
 """The positions delete files delete in data files, by Iceberg's own delete loader in the JVM.
 
-What proves a change that rewrites only position deletes and DVs (`jobs/verification.py`,
+What proves a change that rewrites only position deletes and DVs (`publish/proofs/positions.py`,
 proof "positions"): each data file the change may touch has the same positions deleted
 before and after. `java/DeletedPositions.java` reads each delete file on its own (so a data
 file with two DVs, which Iceberg's planning refuses, is read too: the union of both) and
@@ -34,5 +34,6 @@ def deleted_positions_digest(spark: SparkSession, table: JavaObject, snapshot_id
             for delete in applying:
                 listed.add(java[delete.key])
             by_file.put(path, listed)
-        count, digest = str(new_helper(spark, "DeletedPositions").digest(table, by_file)).split(":")
-    return int(count), digest
+        helper = new_helper(spark, "DeletedPositions")
+        helper.read(table, by_file)
+        return int(helper.count()), str(helper.digest())

@@ -15,7 +15,7 @@ new snapshot, on no branch) in memory instead of sending it to the catalog: `Sta
 Verification reads it through a view table over that metadata (`Staged.view`), and
 publishing commits that very snapshot on the newest metadata, main moving to it, if main
 is still at its parent (`FencedTable.publish_staged`); if the table moved meanwhile, the
-change is built again on the newest state (`jobs/publish.py`).
+change is built again on the newest state (`publish/publisher.py`).
 
 Why not a `stageOnly()` commit to the catalog: a snapshot added to the catalog's metadata
 without moving main still raises the table's last sequence number. A writer whose commit
@@ -37,7 +37,7 @@ The claim (this run's epoch in the table's properties, which every older holder'
 and deletion is refused against) rides on the run's first commit: the fence adds it to the
 metadata each attempt commits, so a run that commits writes the table's metadata once, not
 twice. EXPIRE and ORPHANS, which delete files, claim with a commit of its own first
-(`claim`), and delete outside this class: deletion is fenced in time (`jobs/deletion.py`).
+(`claim`), and delete outside this class: deletion is fenced in time (`jobs/file_removal/fenced.py`).
 """
 
 from __future__ import annotations
@@ -52,18 +52,11 @@ import structlog
 
 from maintenance import faults
 from maintenance.errors import CatalogUnavailableError, ConflictError, IcemaintError
-from maintenance.lease.fence import (
-    EPOCH_PROPERTY,
-    SUMMARY_EPOCH,
-    SUMMARY_JOB,
-    SUMMARY_RUN_ID,
-    Fence,
-    FencedError,
-    parse_epoch,
-)
+from maintenance.lease.fence import Fence, FencedError
 from maintenance.spark.errors import connection_failure, is_java_exception, java_errors
-from maintenance.spark.java_helpers import new_helper
+from maintenance.spark.gated_operations import gated_table, staged_view
 from maintenance.spark.jvm import JavaObject, jvm
+from maintenance.table.marks import EPOCH_PROPERTY, SUMMARY_EPOCH, SUMMARY_JOB, SUMMARY_RUN_ID, parse_epoch
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -272,9 +265,8 @@ class FencedTable:
         self.real = real_table
         self.ops = FencedOperations(real_table.operations(), fence, jvm(spark).org.apache.iceberg.TableMetadata.buildFrom, jvm(spark).java.util.HashMap)
         # Only commits and snapshot ids cross into Python; the rest is answered in the JVM.
-        gated = new_helper(spark, "GatedOperations").around(real_table.operations(), self.ops)
+        gated, self.java = gated_table(spark, real_table, self.ops)
         self.ops.gated = gated
-        self.java = jvm(spark).org.apache.iceberg.BaseTable(gated, real_table.name())
         self.catalog = str(real_table.name()).split(".", 1)[0]
         self._claimed = False
 
@@ -357,8 +349,7 @@ class FencedTable:
         current = base.currentSnapshot()
         if len(new) != 1 or current is None or new[0].parentId() is None or int(new[0].parentId()) != int(current.snapshotId()):
             raise IcemaintError("a staged change must add one snapshot on the table's current one")
-        view_ops = new_helper(self.spark, "GatedOperations").around(self.real.operations(), None).show(metadata)
-        view = jvm(self.spark).org.apache.iceberg.BaseTable(view_ops, self.real.name())
+        view = staged_view(self.spark, self.real, metadata)
         return Staged(int(new[0].snapshotId()), int(current.snapshotId()), new[0], base, metadata, view)
 
     def perform(self, action: Callable[[JavaObject], None], what: str, validate: Callable[[JavaObject], None] | None = None) -> int:

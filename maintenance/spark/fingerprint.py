@@ -22,7 +22,7 @@ therefore changes no fingerprint.
 `files_fingerprints` is the same sum over the rows of some data files of a snapshot only,
 each read through Iceberg's own scan task for it (planned by Iceberg on that snapshot, so
 with every delete Iceberg applies to it) in the table's current schema: what verifying a
-change needs (`table/change_scope.py` says which files, and why that is enough).
+change needs (`publish/change_scope.py` says which files, and why that is enough).
 
 The sums are taken as the rows pass (Spark's `observe`, `ReadFingerprints`), in a job of one
 stage that then drops the rows (the `noop` sink): no shuffle to gather them.
@@ -195,11 +195,11 @@ class ReadFingerprints:
 
     def take(self, name: str) -> tuple[int, str] | None:
         """(rows, fingerprint) of the list `read` under `name`, once its query has ended."""
-        seen = self._listener.take(name, int(self.WAIT_S * 1000))
+        seen = self._listener.take(name, int(self.WAIT_S * 1000))  # Spark's row of the totals
         if seen is None:
             return None
-        rows, fingerprint = str(seen).split(",")
-        return int(rows), fingerprint or "0"
+        rows, fingerprint = seen.get(0), seen.get(1)  # a count (long) and a sum (string; null over no rows)
+        return int(rows), str(fingerprint or "0")
 
     def close(self) -> None:
         self._manager.unregister(self._listener)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from maintenance.catalogs import TableRef
@@ -46,6 +46,27 @@ def java_items(collection: JavaObject) -> list[JavaObject]:
     loop (20-30 ms on 2 busy cores)."""
     items = collection.toArray()
     return [items[i] for i in range(len(items))]
+
+
+def string_array(spark: SparkSession, values: Sequence[str]) -> JavaObject:
+    """A Java `String[]` of `values`."""
+    array = spark.sparkContext._gateway.new_array(jvm(spark).java.lang.String, len(values))  # type: ignore[attr-defined]
+    for index, value in enumerate(values):
+        array[index] = value
+    return array
+
+
+def java_map(spark: SparkSession, values: Mapping[Any, Any]) -> JavaObject:
+    """A `java.util.HashMap` of `values` (keys and values as Py4J converts them)."""
+    found = jvm(spark).java.util.HashMap()
+    for key, value in values.items():
+        found.put(key, value)
+    return found
+
+
+def format_version(spark: SparkSession, table: JavaObject) -> int:
+    """The Java table's format version."""
+    return int(jvm(spark).org.apache.iceberg.TableUtil.formatVersion(table))
 
 
 def java_long(spark: SparkSession, value: int) -> JavaObject:

@@ -23,13 +23,16 @@ if TYPE_CHECKING:
 
 def live_entries_digest(spark: SparkSession, table: JavaObject, snapshot_id: int) -> tuple[int, str]:
     """(how many live entries, their digest) of a snapshot of the Java table."""
-    with java_errors(f"live entries of snapshot {snapshot_id}"):
-        count, digest = str(new_helper(spark, "LiveEntries").digest(table, str(snapshot_id))).split(":")
-    return int(count), f"entries:{digest}"
+    return _read(spark, table, snapshot_id, position_deletes=True)
 
 
 def live_entries_digest_without_position_deletes(spark: SparkSession, table: JavaObject, snapshot_id: int) -> tuple[int, str]:
     """The same, of every live entry but position delete files and DVs."""
+    return _read(spark, table, snapshot_id, position_deletes=False)
+
+
+def _read(spark: SparkSession, table: JavaObject, snapshot_id: int, *, position_deletes: bool) -> tuple[int, str]:
     with java_errors(f"live entries of snapshot {snapshot_id}"):
-        count, digest = str(new_helper(spark, "LiveEntries").digestWithoutPositionDeletes(table, str(snapshot_id))).split(":")
-    return int(count), f"entries:{digest}"
+        helper = new_helper(spark, "LiveEntries")
+        helper.read(table, str(snapshot_id), position_deletes)
+        return int(helper.count()), f"entries:{helper.digest()}"

@@ -77,13 +77,6 @@ class PlannedTasks:
         return self._helper.removeDataFiles(operation, _joined(paths, "a rewrite"))
 
 
-def removed_keys(spark: SparkSession, table: JavaObject, snapshot_id: int) -> set[str]:
-    """The record keys (`TableFile.key`) of every file the snapshot removed, by Iceberg's own
-    diff of it against its parent, read in the JVM in one call."""
-    with java_errors(f"files removed by snapshot {snapshot_id}"):
-        return {key for key in str(new_helper(spark, "PlannedTasks").removedKeys(table, str(snapshot_id))).split("\n") if key}
-
-
 @dataclass(frozen=True)
 class DeleteRecords:
     """The delete files a rewrite may drop, by record key (`TableFile.key`): those its scan

@@ -2,7 +2,7 @@
 REWRITE, which combines them, and CONVERT, which folds them into the files it writes).
 
 An entry (path, pos) of a delete file D deletes a row only where the position rule of
-`maintenance.table.deletes` holds for D and the live data file at exactly that path. The
+`maintenance.table.delete_rule` holds for D and the live data file at exactly that path. The
 entries kept are those, each tagged with the partition id of the data file it points at:
 the partition a combined file must live in for the entry to keep applying (a file holding
 several paths is partition-scoped). Entries pointing at no live data file, or at one the
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from maintenance.spark.file_rows import check_complete, observed, row_counts
 from maintenance.spark.jvm import JavaObject
 from maintenance.spark.raw_rows import position_delete_rows
-from maintenance.table.deletes import position_scope_column
+from maintenance.table.delete_rule import position_scope_column
 from maintenance.table.files import PartitionKey, TableFile
 
 if TYPE_CHECKING:

@@ -78,6 +78,14 @@ def jdbc_properties(uri: str) -> dict[str, str]:
 def catalog_spark_conf(catalog: CatalogConfig) -> dict[str, str]:
     prefix = f"spark.sql.catalog.{catalog.name}"
     conf = {prefix: "org.apache.iceberg.spark.SparkCatalog", f"{prefix}.type": _SPARK_CATALOG_TYPES[catalog.type]}
+    conf.update({f"{prefix}.{key}": value for key, value in java_catalog_properties(catalog).items()})
+    return conf
+
+
+def java_catalog_properties(catalog: CatalogConfig) -> dict[str, str]:
+    """The properties Iceberg's Java catalog of `catalog` is initialised with (all but its
+    type): Spark's catalog, and the Flink writer's (`workload/flink_writer.py`), which must
+    reach the same tables the same way."""
     props: dict[str, str] = dict(catalog.properties)
     if catalog.type == "sql":
         assert catalog.uri is not None
@@ -102,11 +110,10 @@ def catalog_spark_conf(catalog: CatalogConfig) -> dict[str, str]:
     # Manifests never change once written: the job's scan tasks, its commit (which rewrites
     # the manifests holding the files it removes) and the verification of the parent all
     # read the same ones, so Iceberg's manifest cache in the FileIO makes one read of each
-    # (bounded in memory: 100 MiB, 60 s; tests/table/test_manifest_reads.py counts the opens).
+    # (bounded in memory: 100 MiB, 60 s; tests/suites/test_manifest_reads.py counts the opens).
     props.setdefault("io.manifest.cache-enabled", "true")
     props.update(catalog.spark_properties)
-    conf.update({f"{prefix}.{key}": value for key, value in props.items()})
-    return conf
+    return props
 
 
 def spark_conf(config: Config) -> dict[str, str]:
@@ -323,7 +330,10 @@ def _start(config: Config) -> SparkSession:
     (config.home / "logs").mkdir(parents=True, exist_ok=True)
     for catalog in config.catalogs.values():
         if catalog.type == "sql":
-            get_catalog(config, catalog.name)  # creates the catalog's tables if missing
+            # Spark's JDBC catalog is told not to create its tables (Iceberg's creation check
+            # leaks a ResultSet on SQLite): the embedded default's are made here when missing;
+            # any other SQL catalog must have them, else this is a configuration error.
+            get_catalog(config, catalog.name)
     conf = spark_conf(config)
     log.info("starting spark", master=config.spark.master, conf=redact_mapping(_catalog_keys(conf)))
     if config.spark.master.startswith("local") and "SPARK_LOCAL_IP" not in os.environ:

@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from maintenance.spark.gated_operations import read_through
 from maintenance.spark.java_helpers import new_helper
-from maintenance.spark.jvm import JavaObject, KeptPerJvm, jvm
+from maintenance.spark.jvm import JavaObject, KeptPerJvm
 from maintenance.table.files import TableFile
 
 if TYPE_CHECKING:
@@ -51,8 +52,6 @@ def _plain_stream_view(spark: SparkSession, table: JavaObject) -> JavaObject:
     object's id within one JVM, so an id names one Java table for good."""
 
     def make() -> JavaObject:
-        io = new_helper(spark, "StreamInputFileIO", on_executors=True).around(table.io())
-        operations = new_helper(spark, "GatedOperations").around(table.operations(), None).through(io)  # no gate: commits refused
-        return jvm(spark).org.apache.iceberg.BaseTable(operations, table.name())
+        return read_through(spark, table, new_helper(spark, "StreamInputFileIO", on_executors=True).around(table.io()))  # commits refused
 
     return _VIEWS.get(spark, table._target_id, make)  # type: ignore[attr-defined]

@@ -38,6 +38,7 @@ from sqlalchemy.exc import (
 
 from maintenance.errors import ConfigError, IcemaintError, misconfigured
 from maintenance.redact import redact_text
+from maintenance.sql_sessions import ANSWER_S, TCP_USER_TIMEOUT_MS, bound_sessions, unbounded
 
 log = structlog.get_logger(__name__)
 
@@ -80,12 +81,15 @@ def make_engine(url: str) -> Engine:
             return engine
         # An unreachable database fails fast (connect_timeout); a connection whose server went
         # away silently is found dead in seconds, not after the OS's TCP timeout (libpq's
-        # keepalives; PyMySQL's read and write timeouts).
+        # keepalives and TCP user timeout; PyMySQL's read and write timeouts); once connected,
+        # every statement, lock wait and answer is bounded too (`sql_sessions.py`).
+        connect_args: dict[str, object]
         if parsed.get_backend_name() == "postgresql":
-            connect_args = {"connect_timeout": 5, "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
+            connect_args = {"connect_timeout": 5, "keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3,
+                            "tcp_user_timeout": TCP_USER_TIMEOUT_MS}
         else:
-            connect_args = {"connect_timeout": 5, "read_timeout": 60, "write_timeout": 60}
-        return create_engine(url, pool_pre_ping=True, pool_recycle=1800, connect_args=connect_args)
+            connect_args = {"connect_timeout": 5, "read_timeout": ANSWER_S, "write_timeout": ANSWER_S}
+        return bound_sessions(create_engine(url, pool_pre_ping=True, pool_recycle=1800, connect_args=connect_args))
     except (NoSuchModuleError, ImportError) as exc:
         raise ConfigError(f"state url '{redact_text(url)}': unsupported database ({exc})") from None
 
@@ -187,7 +191,7 @@ def _upgrade(engine: Engine) -> str | None:
         if current_revision(connection) == head:
             return head
         connection.rollback()
-        with _migration_lock(engine, connection):
+        with unbounded(connection), _migration_lock(engine, connection):
             # Another process may have upgraded while we waited for the lock.
             if current_revision(connection) != head:
                 log.info("upgrading state database", to=head)

@@ -1,6 +1,6 @@
 """What daemons' evaluations saw of each table, in the state database, for every daemon on it.
 
-Rows are written and read by `schedule/shared.py`, which says what a row means and why
+Rows are written and read by `schedule/stored.py`, which says what a row means and why
 using one is safe; this module only stores them. Each row is a cache entry: a lost write, or
 two daemons writing one table at once, costs a read of the table later, never a wrong
 decision, so writes are upserts that the last writer wins.
@@ -12,7 +12,6 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, and_, delete, select
-from sqlalchemy.dialects import mysql, postgresql, sqlite
 
 from maintenance.state.database import db_now_ms, unavailable_as_error
 from maintenance.state.schema import EvaluationRow
@@ -27,7 +26,7 @@ class StoredEvaluation:
     catalog: str
     metadata_location: str
     basis: str
-    kept: bytes  # what `schedule/shared.py` wrote: compressed JSON
+    kept: bytes  # what `schedule/stored.py` wrote: compressed JSON
 
 
 class EvaluationStore:
@@ -70,9 +69,15 @@ class EvaluationStore:
         values = {"table_name": row.table, "catalog": row.catalog, "metadata_location": row.metadata_location, "basis": row.basis,
                   "kept": row.kept, "written_at_ms": self._now}
         changed = {key: value for key, value in values.items() if key != "table_name"}
-        backend = self.engine.dialect.name
+        backend = self.engine.dialect.name  # each backend's upsert, its dialect imported for it alone
         if backend == "postgresql":
+            from sqlalchemy.dialects import postgresql
+
             return postgresql.insert(evaluations).values(**values).on_conflict_do_update(index_elements=["table_name"], set_=changed)
         if backend in ("mysql", "mariadb"):
+            from sqlalchemy.dialects import mysql
+
             return mysql.insert(evaluations).values(**values).on_duplicate_key_update(**changed)
+        from sqlalchemy.dialects import sqlite
+
         return sqlite.insert(evaluations).values(**values).on_conflict_do_update(index_elements=["table_name"], set_=changed)

@@ -7,7 +7,7 @@ Each operation is a single conditional UPDATE judged by the database's clock:
 - force release (operators): takes it from its holder and bumps the epoch, so the old
   holder is fenced at its next check; another holder can acquire it only once the old
   expiry has passed. A paused holder deletes files only while its lease is proven by time
-  (`jobs/deletion.py`), a proof that a forced release cutting the expiry short would break.
+  (`jobs/file_removal/fenced.py`), a proof that a forced release cutting the expiry short would break.
 The epoch strictly increases on every change of holder; it is the token the fence checks.
 """
 
@@ -19,9 +19,6 @@ import uuid
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, and_, delete, insert, select, update
-from sqlalchemy.dialects.mysql import insert as mysql_insert
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from maintenance.errors import UsageError
 from maintenance.state.database import db_now_ms, unavailable_as_error
@@ -86,7 +83,7 @@ class LeaseStore:
         The row is made (expired) and then taken, in two transactions: in one, two MariaDB
         acquirers of a new lease each hold the shared lock `INSERT IGNORE` leaves and wait for
         the other's to update (a deadlock). Between the two, another process may `forget`
-        the row it sees expired (a daemon clearing dead memberships, `schedule/share.py`); a
+        the row it sees expired (a daemon clearing dead memberships, `schedule/membership.py`); a
         row gone when it is taken is made again (`ACQUIRE_ATTEMPTS` times), where a row
         that is there but held means the lease is someone else's."""
         token = uuid.uuid4().hex
@@ -194,12 +191,18 @@ class LeaseStore:
 
     def _insert_if_missing(self, table: str):  # type: ignore[no-untyped-def]
         values = {"table_name": table, "holder_id": None, "epoch": 0, "expires_at_ms": 0}
-        backend = self.engine.dialect.name
+        backend = self.engine.dialect.name  # each backend's INSERT of its own, imported for it alone (PostgreSQL's: 20 ms)
         if backend == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
             return pg_insert(leases).values(**values).on_conflict_do_nothing(index_elements=["table_name"])
         if backend == "sqlite":
+            from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
             return sqlite_insert(leases).values(**values).on_conflict_do_nothing(index_elements=["table_name"])
         if backend in ("mysql", "mariadb"):
+            from sqlalchemy.dialects.mysql import insert as mysql_insert
+
             return mysql_insert(leases).values(**values).prefix_with("IGNORE")
         return insert(leases).values(**values)
 

@@ -32,7 +32,7 @@ class RunRecord:
     counters: dict[str, Any]
     error: str | None
     health: dict[str, Any] | None = None  # the table's health counters when the run ended (status page)
-    stage: dict[str, Any] | None = None  # the last stage it reported: {"stage": name, **counts}
+    stage: dict[str, Any] | None = None  # the last progress step it reported: {"stage": step, **counts} (the column's name predates "step")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -66,11 +66,12 @@ class RunStore:
         with unavailable_as_error(), self.engine.begin() as conn:
             conn.execute(update(runs).where(runs.c.run_id == run_id).values(**values))
 
-    def set_stage(self, run_id: str, stage: str, counts: dict[str, Any]) -> None:
-        """Record the stage a running run reports (the status page shows it live)."""
+    def set_step(self, run_id: str, step: str, counts: dict[str, Any]) -> None:
+        """Record the progress step a running run reports (the status page shows it live), in
+        the column `stage`."""
         with unavailable_as_error(), self.engine.begin() as conn:
             conn.execute(update(runs).where(runs.c.run_id == run_id, runs.c.status == RUNNING)
-                         .values(stage=json.dumps({"stage": stage, **counts}, default=str)))
+                         .values(stage=json.dumps({"stage": step, **counts}, default=str)))
 
     def abandon_running(self, table: str, *, taken_by: str, epoch: int) -> int:
         """Runs of the table still marked running when a new holder has just taken its lease:

@@ -50,7 +50,7 @@ class RunRow(Base):
     # JSON object: the table's health counters when the run ended (migration 0002); NULL when
     # they could not be read, and for runs recorded before it.
     health: Mapped[str | None] = mapped_column(Text, nullable=True)
-    # JSON object: the last stage the run reported and its counts (migration 0003), kept after
+    # JSON object: the last progress step the run reported and its counts (migration 0003), kept after
     # it ends (where a failed run was); NULL for runs recorded before it.
     stage: Mapped[str | None] = mapped_column(Text, nullable=True)
 
@@ -67,7 +67,7 @@ COMPRESSED_JSON = LargeBinary().with_variant(mysql.LONGBLOB(), "mysql", "mariadb
 
 class EvaluationRow(Base):
     """What a daemon's evaluation saw of one table at one metadata location (migration 0005),
-    for every daemon on the database: `schedule/shared.py`."""
+    for every daemon on the database: `schedule/stored.py`."""
 
     __tablename__ = "icemaint_evaluations"
 

@@ -13,7 +13,7 @@ from typing import Any
 from pyiceberg.table import Table
 from pyiceberg.table.metadata import TableMetadata
 
-from maintenance.table.deletes import AppliedDeletes, DeleteIndex
+from maintenance.table.delete_rule import AppliedDeletes, DeleteIndex
 from maintenance.table.files import Content, SnapshotFiles, TableFile, snapshot_files
 
 MANIFEST_TARGET_PROPERTY = "commit.manifest.target-size-bytes"

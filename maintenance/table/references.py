@@ -134,13 +134,10 @@ class ReferencedFiles:
         for paths in content_paths(io, manifests.values(), live_only=self.live_only, missing=missing):
             self.keys.update(normalise(p) for p in paths)
 
-    def knows_manifest(self, path: str) -> bool:
-        return normalise(path) in self._manifests
-
 
 class NewestReferences:
     """What a deletion must not touch, as of the newest metadata: re-read before each batch
-    of deletions (`jobs/deletion.py`), reading only what changed since the last look."""
+    of deletions (`jobs/file_removal/fenced.py`), reading only what changed since the last look."""
 
     def __init__(self, load: Callable[[], Table], referenced: ReferencedFiles, metadata_location: str) -> None:
         self.load = load
@@ -150,7 +147,7 @@ class NewestReferences:
     def refresh(self) -> Table:
         """Load the newest metadata and add its references if it moved; returns it. It names
         the table as the load found it: a deletion batch takes its time before calling this
-        (`jobs/deletion.py`), so time spent in here, a pause included, shortens its window."""
+        (`jobs/file_removal/fenced.py`), so time spent in here, a pause included, shortens its window."""
         newest = self.load()
         faults.point("references-read")
         location = normalise(newest.metadata_location)

@@ -1,5 +1,5 @@
 """One boto3 S3 client per set of a catalog's `s3.*` settings, for what pyiceberg's FileIO
-does one request at a time: bulk deletion (`bulk_delete.py`) and the flat prefix listing
+does one request at a time: bulk deletion (`bulk_removal.py`) and the flat prefix listing
 of a table location (`listing.py`).
 
 boto3 is a dependency of pyiceberg's Glue support. The client reads the same `s3.*`

@@ -37,8 +37,8 @@ from dataclasses import dataclass, field
 from pyiceberg.table import Table
 from pyiceberg.table.snapshots import Snapshot
 
-from maintenance.lease.fence import SUMMARY_JOB
 from maintenance.table.files import Content, PartitionKey, added_files
+from maintenance.table.marks import SUMMARY_JOB
 from maintenance.table.pool import parallel_map
 
 MAX_COMMITS_READ = 50  # the newest deleting writer commits of the window that are read (module docstring)

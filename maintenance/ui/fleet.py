@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from maintenance.jobs.spec import describe_progress
+from maintenance.progress import recorded_step
 from maintenance.state.runs import ABANDONED, FAILED, FENCED, RUNNING, RunRecord
 from maintenance.state.store import StateStore
 from maintenance.ui.html import MISSING, ago, data_table, esc, layout, seconds, status_badge, table_link, utc
@@ -35,13 +35,12 @@ def _table(runs: list[RunRecord], now_ms: int, cls: str, empty: str) -> str:
         table_link(r.table), esc(r.job), status_badge(r.status),
         f'{esc(ago(r.started_at_ms, now_ms))}<br><span class="muted">{esc(utc(r.started_at_ms))}</span>',
         esc(seconds((r.ended_at_ms - r.started_at_ms) / 1000)) if r.ended_at_ms is not None else f"running for {esc(seconds((now_ms - r.started_at_ms) / 1000))}",
-        _stage(r), f'<span class="error">{esc(r.error)}</span>' if r.error else MISSING,
+        _step(r), f'<span class="error">{esc(r.error)}</span>' if r.error else MISSING,
         f'<span class="mono">{esc(r.holder_id)}</span>',
     ] for r in runs]
     return data_table(["table", "job", "status", "started", "took", "stage", "error", "holder"], rows, cls=cls, empty=empty)
 
 
-def _stage(run: RunRecord) -> str:
-    counts = dict(run.stage or {})
-    stage = counts.pop("stage", None)
-    return f'<span class="stage">{esc(describe_progress(str(stage), counts))}</span>' if stage else MISSING
+def _step(run: RunRecord) -> str:
+    step = recorded_step(run.stage)
+    return f'<span class="stage">{esc(step)}</span>' if step else MISSING

@@ -3,7 +3,7 @@
 The overview lists failing tables first, so every view needs every table's newest runs:
 40,000 rows for 10,000 tables and four jobs, read and turned into records at every view
 (80% of an 0.8 s view, docs/benchmarks.md). Yet a table's newest runs change only when one
-of its runs starts or ends, or, while a run is running, as it reports its stage. So they
+of its runs starts or ends, or, while a run is running, as it reports its progress step. So they
 are kept, and each view asks the state database which tables had a run start or end since
 the previous view asked (`RunStore.tables_with_runs_since`, the daemon's question and its
 margin: `schedule/histories.py`), and reads again only those tables and the tables whose

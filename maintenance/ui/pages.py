@@ -21,17 +21,17 @@ from maintenance.catalogs import TableRef, load_table, parse_table_ref
 from maintenance.config import Config
 from maintenance.errors import IcemaintError, UnknownTableError
 from maintenance.jobs import registry
-from maintenance.jobs.spec import describe_progress
-from maintenance.lease.fence import SUMMARY_JOB
 from maintenance.policy.model import Policy
+from maintenance.progress import recorded_step
 from maintenance.schedule.cycle import Evaluation, evaluate_table
-from maintenance.schedule.planner import Decision
-from maintenance.schedule.share import PREFIX as MEMBERSHIP_PREFIX
+from maintenance.schedule.decisions import Decision
+from maintenance.schedule.membership import PREFIX as MEMBERSHIP_PREFIX
 from maintenance.state.leases import LeaseState
 from maintenance.state.runs import ABANDONED, FAILED, FENCED, RUNNING, RunRecord
 from maintenance.state.store import StateStore, open_state
 from maintenance.table.files import snapshot_files
 from maintenance.table.health import PartitionHealth, TableHealth, table_health
+from maintenance.table.marks import SUMMARY_JOB
 from maintenance.table.reader_cost import ReaderCost, reader_cost
 from maintenance.table.targets import data_file_target
 from maintenance.ui import charts
@@ -284,7 +284,7 @@ class StatusPages:
 
 
 def _lease_name(name: str) -> str:
-    """A table's lease links to the table; a daemon's membership lease (`schedule/share.py`:
+    """A table's lease links to the table; a daemon's membership lease (`schedule/membership.py`:
     not a table, no page of its own) says what it is, as text."""
     if name.startswith(MEMBERSHIP_PREFIX):
         catalog, _, holder = name[len(MEMBERSHIP_PREFIX):].partition("/")
@@ -360,19 +360,12 @@ def _cost_parts(cost: ReaderCost) -> str:
 def _run_badge(run: RunRecord, now_ms: float) -> str:
     when = run.ended_at_ms or run.started_at_ms
     title = f"{run.job} {run.status} at {utc(when)}" + (f": {run.error}" if run.error else "")
-    if run.ended_at_ms is None:  # still running: since when, and its live stage
-        stage = _stage(run)
-        text = f"{run.job} {_mark(run.status)} started {ago(run.started_at_ms, now_ms)}" + (f", {stage}" if stage else "")
+    if run.ended_at_ms is None:  # still running: since when, and its live step
+        step = recorded_step(run.stage)
+        text = f"{run.job} {_mark(run.status)} started {ago(run.started_at_ms, now_ms)}" + (f", {step}" if step else "")
     else:  # "ago" and "took" spelled out: when it ended, how long it ran
         text = f"{run.job} {_mark(run.status)} {ago(when, now_ms)}, took {seconds((run.ended_at_ms - run.started_at_ms) / 1000)}"
     return status_badge(run.status, text, title)
-
-
-def _stage(run: RunRecord) -> str | None:
-    """The last stage a run reported (live while it runs; where it was when it failed)."""
-    counts = dict(run.stage or {})
-    stage = counts.pop("stage", None)
-    return describe_progress(str(stage), counts) if stage else None
 
 
 def _mark(status: str) -> str:
@@ -535,7 +528,7 @@ def _runs_table(runs: list[RunRecord]) -> str:
         duration = (run.ended_at_ms - run.started_at_ms) / 1000 if run.ended_at_ms is not None else None
         counters = {k: v for k, v in run.counters.items() if k not in _VERIFICATION_KEYS}
         counter_text = "<br>".join(f"{esc(k)}={esc(v)}" for k, v in counters.items()) or MISSING
-        stage = _stage(run)
+        step = recorded_step(run.stage)  # the last step it reported: live while it runs, where it was when it failed
         verified = run.counters.get("content_verified")
         if verified is None:
             verification = '<span class="muted">not verified</span>' if run.status in ("committed",) else MISSING
@@ -545,7 +538,7 @@ def _runs_table(runs: list[RunRecord]) -> str:
         rows.append([
             f'{esc(utc(run.started_at_ms))}<br><span class="muted">{esc(ago(run.started_at_ms))}</span>',
             esc(run.job),
-            status_badge(run.status) + (f'<br><span class="muted stage">{esc(stage)}</span>' if stage and run.status not in ("committed", "noop") else ""),
+            status_badge(run.status) + (f'<br><span class="muted stage">{esc(step)}</span>' if step and run.status not in ("committed", "noop") else ""),
             esc(seconds(duration)),
             f'<span class="mono">{esc(run.snapshot_id)}</span>',
             f'<span class="counters">{counter_text}</span>',

@@ -66,10 +66,10 @@ class CdcResult:
         return asdict(self)
 
 
-def run_cdc_workload(spark: SparkSession, config: Config, ref: TableRef, options: CdcOptions,
-                     progress: Callable[[int, int], None] = lambda done, total: None) -> tuple[CdcResult, CdcModel]:
-    """Create or extend `ref` and write the commits (`progress(done, total)` after each);
-    returns the summary and the model."""
+def prepare_cdc_table(spark: SparkSession, config: Config, ref: TableRef, options: CdcOptions) -> tuple[Table, TableShape, CdcModel, bool]:
+    """Create `ref` (or take it as it is, with its own shape) and the model of its rows,
+    seeded by the options' seed and the table's sequence number: (table, shape, model, created).
+    Both writers start here, the generator and the Flink job."""
     created = not table_exists(config, ref)
     if created:
         shape = options.shape
@@ -82,12 +82,18 @@ def run_cdc_workload(spark: SparkSession, config: Config, ref: TableRef, options
     if not created and shape != options.shape:
         log.info("extending table with its own shape", table=str(ref), shape=shape.encode(), requested=options.shape.encode())
 
-    partition_path = _partitioner(table, shape)
     seed = f"{options.seed}:{table.metadata.last_sequence_number}"
-    model = CdcModel(shape, partition_path, seed)
+    model = CdcModel(shape, _partitioner(table, shape), seed)
     if not created:
         model.load(_existing_rows(spark, ref))
+    return table, shape, model, created
 
+
+def run_cdc_workload(spark: SparkSession, config: Config, ref: TableRef, options: CdcOptions,
+                     progress: Callable[[int, int], None] = lambda done, total: None) -> tuple[CdcResult, CdcModel]:
+    """Create or extend `ref` and write the commits (`progress(done, total)` after each);
+    returns the summary and the model."""
+    table, shape, model, created = prepare_cdc_table(spark, config, ref, options)
     java_table = load_java_table(spark, ref)
     writer = BatchWriter(spark, java_table, table.io, table.schema(), shape)
     result = CdcResult(table=str(ref), shape=shape.encode(), created=created)

@@ -8,7 +8,7 @@ import random
 
 from maintenance.catalogs import TableRef
 from maintenance.schedule.cycle import Evaluation
-from maintenance.schedule.planner import Decision
+from maintenance.schedule.decisions import Decision
 from maintenance.table.health import PartitionHealth, TableHealth
 from maintenance.table.reader_cost import reader_cost
 

@@ -32,6 +32,17 @@ class PartitionBatch:
     position_deletes: list[int] = field(default_factory=list)  # positions in `rows`
 
 
+@dataclass(frozen=True)
+class Change:
+    """One event of the stream: `row` is the key's new version (for a delete, the version
+    deleted); `previous` the version it supersedes (None for an insert)."""
+
+    kind: str  # "insert" | "update" | "delete"
+    key: Key
+    row: Row
+    previous: Row | None
+
+
 @dataclass
 class Batch:
     """One commit: its events grouped by partition path ('' when unpartitioned)."""
@@ -86,41 +97,58 @@ class CdcModel:
             self._key_index[last] = index
 
     # -- generation --------------------------------------------------------------------
+    def next_change(self, update_ratio: float, delete_ratio: float) -> Change:
+        """The next event, applied to the model: a new key, a new version of a live key, or a
+        live key deleted (drawn uniformly among the live keys)."""
+        draw = self.rng.random()
+        if not self._keys or draw >= delete_ratio + update_ratio:
+            key = self._new_key()
+            row = self._new_row(key, 1)
+            self._put(key, row)
+            return Change("insert", key, row, None)
+        key = self._keys[self.rng.randrange(len(self._keys))]
+        previous = self.rows[key]
+        if draw < delete_ratio:
+            self._drop(key)
+            return Change("delete", key, previous, previous)
+        row = self._new_row(key, previous[6] + 1)
+        self._put(key, row)
+        return Change("update", key, row, previous)
+
+    def plan_changes(self, events: int, update_ratio: float, delete_ratio: float) -> list[Change]:
+        """The events of a stream, in order (what a streaming writer sends)."""
+        return [self.next_change(update_ratio, delete_ratio) for _ in range(events)]
+
     def plan_batch(self, events: int, update_ratio: float, delete_ratio: float) -> Batch:
         batch = Batch()
         written: dict[Key, tuple[str, int]] = {}  # key -> (partition, position) of its live row in this batch
         for _ in range(events):
-            draw = self.rng.random()
-            if not self._keys or draw >= delete_ratio + update_ratio:
-                key, version = self._new_key(), 1
+            change = self.next_change(update_ratio, delete_ratio)
+            if change.previous is not None:
+                self._supersede(batch, written, change.key, change.previous)
+            if change.kind == "delete":
+                written.pop(change.key, None)
+                batch.deletes += 1
+                continue
+            if change.kind == "insert":
                 batch.inserts += 1
             else:
-                key = self._keys[self.rng.randrange(len(self._keys))]
-                self._supersede(batch, written, key)
-                if draw < delete_ratio:
-                    written.pop(key, None)
-                    self._drop(key)
-                    batch.deletes += 1
-                    continue
-                version = self.rows[key][6] + 1
                 batch.updates += 1
-            row = self._new_row(key, version)
-            path = self.partition_path(row)
+            path = self.partition_path(change.row)
             part = batch.partition(path)
-            written[key] = (path, len(part.rows))
-            part.rows.append(row)
-            self._put(key, row)
+            written[change.key] = (path, len(part.rows))
+            part.rows.append(change.row)
         for part in batch.partitions.values():
             part.position_deletes.sort()
         return batch
 
-    def _supersede(self, batch: Batch, written: dict[Key, tuple[str, int]], key: Key) -> None:
-        """Delete the key's current version: by position if this batch wrote it, else by equality."""
+    def _supersede(self, batch: Batch, written: dict[Key, tuple[str, int]], key: Key, previous: Row) -> None:
+        """Delete the key's previous version: by position if this batch wrote it, else by equality."""
         if key in written:
             path, position = written[key]
             batch.partition(path).position_deletes.append(position)
         else:
-            batch.partition(self.partition_path(self.rows[key])).equality_deletes.append(key)
+            batch.partition(self.partition_path(previous)).equality_deletes.append(key)
 
     def _new_key(self) -> Key:
         if self.shape.key == "composite":

@@ -21,7 +21,7 @@ from pyiceberg.schema import Schema
 
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.deletion_vectors import DeletionVectorWriter
-from maintenance.spark.jvm import JavaObject, jvm
+from maintenance.spark.jvm import JavaObject, format_version
 from maintenance.table.parquet_files import write_parquet
 from maintenance.table.position_deletes import POSITION_DELETE_SCHEMA
 from maintenance.workload.model import Batch, Row
@@ -53,7 +53,7 @@ class BatchWriter:
         self.key_field_ids = [schema.find_field(name).field_id for name in shape.key_columns]
         self.files = ContentFiles(spark, java_table)
         self.spec_id = int(java_table.spec().specId())
-        self.format_version = int(jvm(spark).org.apache.iceberg.TableUtil.formatVersion(java_table))
+        self.format_version = format_version(spark, java_table)
 
     def commit(self, batch: Batch, *, label: str, summary: dict[str, str]) -> CommitStats:
         stats = CommitStats()

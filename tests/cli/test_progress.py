@@ -8,7 +8,6 @@ import re
 import threading
 
 from maintenance.cli.progress import progress_display, wanted
-from maintenance.jobs.spec import describe_progress as describe
 
 
 class Screen(io.StringIO):
@@ -42,4 +41,3 @@ def test_display_is_off_for_json_and_pipes() -> None:
     with progress_display("x", enabled=wanted(False, out), stream=out) as progress:
         progress("a", b=1)
     assert out.getvalue() == "" and not wanted(True)
-    assert describe("staged", {}) == "staged" and describe("written", {"files": 9}) == "written: files 9"

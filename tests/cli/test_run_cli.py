@@ -7,6 +7,8 @@ import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import pytest
+
 from maintenance.catalogs import load_table, parse_table_ref
 from maintenance.config import Config
 from maintenance.state.store import open_state
@@ -50,6 +52,9 @@ def test_run_exits_1_when_a_job_fails(capsys, spark, config: Config, cdc_table: 
 
 
 def test_run_exits_2_on_bad_policy_or_unknown_table(capsys, tmp_path: Path, config: Config) -> None:
+    from maintenance.catalogs import get_catalog
+
+    get_catalog(config, config.default_catalog)  # the embedded default's catalog exists, as a writer of tables made it
     policies = tmp_path / "policies"
     policies.mkdir()
     (policies / "bad.yaml").write_text("name: bad\njobs:\n  merge:\n    every: sometimes\n")
@@ -141,6 +146,7 @@ def test_a_job_no_longer_due_under_its_lease_is_skipped_with_a_reason(capsys, co
     assert state.runs.list(table=str(ref))[0].error == result["reason"]
 
 
+@pytest.mark.process
 def test_a_dry_run_with_nothing_due_says_so(tmp_path: Path) -> None:
     """`run --dry-run --json` always prints: a line saying nothing is due, on how many tables."""
     policies = tmp_path / "policies"
@@ -159,6 +165,7 @@ def test_a_dry_run_with_nothing_due_says_so(tmp_path: Path) -> None:
     assert real.returncode == 0 and real.stdout == ""  # cron's JSON Lines file gets job results only
 
 
+@pytest.mark.process
 def test_plan_says_how_far_each_trigger_is_from_its_threshold(tmp_path: Path) -> None:
     """Not due because no trigger is reached: each trigger's value against its threshold,
     in the JSON's and the text's reason."""

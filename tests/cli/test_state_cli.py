@@ -10,11 +10,15 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from maintenance.state.database import make_engine
 from maintenance.state.leases import LeaseStore
 from maintenance.state.runs import RunStore
 from tests.support.cli import assert_one_line_error, run_cli
 from tests.support.paths import REPO
+
+pytestmark = pytest.mark.process  # every test here starts processes (the CLI, a daemon, workers)
 
 
 def test_db_upgrade_is_idempotent(tmp_path: Path) -> None:
@@ -107,11 +111,22 @@ def test_the_state_database_is_the_configs_wherever_the_shell_stands_and_is_said
     made = icemaint(cron_folder, "workload", "fleet", "--tables", "1")
     planned = icemaint(shell_folder, "plan", "--json", "-v")
     runs = icemaint(cron_folder, "runs", "--verbose")
+    no_runs = icemaint(cron_folder, "runs", "--json", "-v")
+    ran = icemaint(shell_folder, "orphans", "local.fleet.t00000", "--json")  # no Spark: a noop, recorded
+    runs_json = icemaint(cron_folder, "runs", "--json")
+    leases_json = icemaint(shell_folder, "leases", "--json", "-v")
 
-    assert made.returncode == 0 and planned.returncode == 0, made.stderr + planned.stderr
+    assert made.returncode == 0 and planned.returncode == 0 and ran.returncode == 0, made.stderr + planned.stderr + ran.stderr
     expected = f"sqlite:///{conf / '.icemaint' / 'state.db'}"  # README: .icemaint beside the file
     assert json.loads(planned.stdout)["state_database"] == expected
+    assert json.loads(ran.stdout)["state_database"] == expected
     assert expected in planned.stderr and "state database" in planned.stderr  # -v: the log line on stderr
     assert runs.stdout.strip() == f"no runs in {expected}" and expected in runs.stderr
+    assert json.loads(no_runs.stdout) == [] and expected in no_runs.stderr  # an empty array names none: -v does
+    # lists stay lists (scripts index them); each entry names its state database
+    [run] = json.loads(runs_json.stdout)
+    [lease] = json.loads(leases_json.stdout)
+    assert (run["run_id"], run["state_database"]) == (json.loads(ran.stdout)["run_id"], expected)
+    assert (lease["table"], lease["state_database"]) == ("local.fleet.t00000", expected) and expected in leases_json.stderr
     assert (conf / ".icemaint" / "state.db").exists()
     assert not any(folder.joinpath(".icemaint").exists() or any(folder.iterdir()) for folder in (cron_folder, shell_folder))

@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 import yaml
+from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.schema import Schema
 from pyiceberg.types import LongType, NestedField
 from sqlalchemy.engine import make_url
@@ -25,8 +26,8 @@ from maintenance.config import Config, parse_config
 from maintenance.daemon.service import Daemon
 from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation
-from maintenance.schedule.planner import Decision
-from maintenance.schedule.share import PREFIX as MEMBERSHIP_PREFIX
+from maintenance.schedule.decisions import Decision
+from maintenance.schedule.membership import PREFIX as MEMBERSHIP_PREFIX
 from maintenance.state.database import ensure_schema, make_engine
 from maintenance.state.leases import LeaseStore
 from maintenance.state.runs import RunRecord, RunStore
@@ -49,6 +50,7 @@ def finished(runs: RunStore, tables: list[str]) -> bool:
     return True
 
 
+@pytest.mark.process
 @pytest.mark.slow  # one of the slowest: make test-integration runs it
 def test_daemon_processes_a_table_and_stops_cleanly_on_sigterm(tmp_path: Path, spark, config: Config, cdc_table: CdcFactory) -> None:
     namespace = f"daemon_{uuid.uuid4().hex[:6]}"
@@ -84,6 +86,7 @@ def test_daemon_processes_a_table_and_stops_cleanly_on_sigterm(tmp_path: Path, s
     assert started.get("run_id") and started.get("job"), started  # under a job's lease: its run shows "starting Spark"
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_two_daemons_share_six_tables_without_overlap(tmp_path: Path, spark, config: Config, cdc_table: CdcFactory) -> None:
     namespace = f"daemons_{uuid.uuid4().hex[:6]}"
@@ -125,6 +128,7 @@ def assert_no_overlap(runs: list[RunRecord]) -> None:
         assert start >= end, f"runs {first} and {second} overlap"
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_sigterm_during_a_job_cancels_it_after_the_grace_period(tmp_path: Path, spark, config: Config, cdc_table: CdcFactory) -> None:
     namespace = f"daemon_{uuid.uuid4().hex[:6]}"
@@ -156,6 +160,7 @@ def test_sigterm_during_a_job_cancels_it_after_the_grace_period(tmp_path: Path, 
     assert spark_rows(spark, ref) == model_rows(model)
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_a_state_database_cut_turns_healthz_503_and_its_return_200(tmp_path: Path, config: Config) -> None:
     """The state database behind a TCP proxy that is cut for a while: /healthz says 503 and
@@ -216,6 +221,7 @@ def assert_only_failures_counted_meanwhile(port: int, failures: str, logs: list[
     assert metric(port, EVALUATIONS_OK) == ok
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_a_catalog_cut_turns_healthz_503_naming_it_and_its_return_200(tmp_path: Path, config: Config) -> None:
     """A second catalog, SQL on PostgreSQL behind a TCP proxy, cut for a while: /healthz says
@@ -227,6 +233,7 @@ def test_a_catalog_cut_turns_healthz_503_naming_it_and_its_return_200(tmp_path: 
         proxy = TcpProxy(target_port=url.port or 5432)
         proxy.start()
         proxied = make_url(catalog_url).set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
+        SqlCatalog("remote", uri=catalog_url, warehouse=(tmp_path / "remote-warehouse").as_uri()).engine.dispose()  # its writers' catalog
         config_path, port = daemon_config(tmp_path, config, f"sqlite:///{tmp_path / 'state.db'}", f"catalogs_{uuid.uuid4().hex[:6]}", "daemon")
         local = config.catalogs[config.default_catalog]
         catalogs = {
@@ -251,6 +258,7 @@ def test_a_catalog_cut_turns_healthz_503_naming_it_and_its_return_200(tmp_path: 
         assert text.count('"dependency failing"') == 1 and text.count('"dependency works again"') == 1, text[-3000:]
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_a_spark_that_cannot_start_turns_healthz_503_naming_it(tmp_path: Path) -> None:
     """A job that needs Spark is due but Spark cannot start (a master URL its SparkContext
@@ -365,6 +373,7 @@ def test_livez_fails_only_when_the_process_no_longer_works(config: Config) -> No
         daemon.pool.shutdown()
 
 
+@pytest.mark.process
 def test_a_second_sigint_stops_a_daemon_whose_shutdown_is_stuck(tmp_path: Path) -> None:
     """The first SIGINT starts the drain; another process holds the SQLite state database's
     write lock, so the stopping daemon waits in SQLite (up to its 60 s busy timeout). The

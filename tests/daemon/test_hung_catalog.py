@@ -16,6 +16,8 @@ import yaml
 from tests.support.daemon import free_port, http_get, signal_and_wait, start_daemon, wait_for
 from tests.support.silent import Silent
 
+pytestmark = pytest.mark.process  # every test here starts processes (the CLI, a daemon, workers)
+
 GRACE_S = 5
 
 
@@ -27,7 +29,6 @@ def silent() -> Iterator[Silent]:
 
 
 @pytest.mark.slow  # it waits for a catalog's time bound: make test-integration runs it
-@pytest.mark.process
 def test_a_hung_catalog_is_named_by_readyz_and_sigterm_does_not_wait_for_it(silent: Silent, tmp_path: Path) -> None:
     port = free_port()
     config = tmp_path / "icemaint.yaml"

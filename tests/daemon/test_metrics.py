@@ -1,17 +1,26 @@
-"""`daemon/metrics.py`: per-table series stay bounded however many tables there are."""
+"""`daemon/metrics.py`: per-table series stay bounded however many tables there are, and a
+daemon process exposes what runs, what is due, how long evaluations take and its memory."""
 
 from __future__ import annotations
 
 import time
+import uuid
+from pathlib import Path
 
+import pyarrow as pa
+import pytest
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
+from pyiceberg.schema import Schema
+from pyiceberg.types import LongType, NestedField
 
-from maintenance.catalogs import TableRef
+from maintenance.catalogs import TableRef, get_catalog
+from maintenance.config import parse_config
 from maintenance.daemon.metrics import DaemonMetrics
-from maintenance.schedule.planner import Decision
+from maintenance.schedule.decisions import Decision
 from maintenance.table.health import TableHealth
 from maintenance.table.reader_cost import NO_COST, reader_cost
+from tests.support.daemon import daemon_config, metric, start_daemon, stop_daemon, wait_for
 
 
 def _series(metrics: DaemonMetrics) -> dict[str, list[tuple[dict[str, str], float]]]:
@@ -103,3 +112,42 @@ def test_small_files_and_read_amplification_per_table_for_the_worst_and_small_fi
 
     metrics.observe_health({"a": TableHealth(), "b": TableHealth(small_data_files=3), "e": TableHealth(small_data_files=5)})
     assert {labels["table"] for labels, _ in _series(metrics)["icemaint_table_small_files"]} == {"b", "e"}
+
+
+@pytest.mark.process
+@pytest.mark.slow  # a daemon starting Spark for a job: make test-integration runs it
+def test_a_daemon_process_exposes_due_running_evaluation_and_process_metrics(tmp_path: Path) -> None:
+    """The daemon as operators scrape it: a table with six small files makes COMPACT due
+    (`icemaint_jobs_due`), the job is counted in `icemaint_jobs_running` while it runs (Spark's
+    start included) and not after, every evaluation is timed, and the process collector's
+    memory is there."""
+    own = parse_config({"home": str(tmp_path / "home")}, source="tests", base_dir=tmp_path)
+    namespace = f"metrics_{uuid.uuid4().hex[:6]}"
+    catalog = get_catalog(own, own.default_catalog)
+    catalog.create_namespace(namespace)
+    table = catalog.create_table((namespace, "t"), Schema(NestedField(1, "id", LongType(), required=False)), properties={"format-version": "2"})
+    for start in range(0, 12, 2):
+        table.append(pa.table({"id": pa.array([start, start + 1], pa.int64())}))
+    config_path, port = daemon_config(tmp_path, own, f"sqlite:///{tmp_path / 'state.db'}", namespace, "daemon")
+    policy = tmp_path / "policies" / "test.yaml"
+    policy.write_text(policy.read_text() + "  compact:\n    when:\n      small_files: 5\n    every: 1h\n")
+    log = tmp_path / "daemon.log"
+    process = start_daemon(config_path, log)
+    due, running, committed = 'icemaint_jobs_due{job="compact"}', 'icemaint_jobs_running{job="compact"}', 'icemaint_jobs_total{job="compact",status="committed"}'
+    seen: dict[str, float] = {}
+    try:
+        def scrape() -> bool:
+            try:
+                for sample in (due, running, committed, "icemaint_evaluation_duration_seconds_count", "process_resident_memory_bytes"):
+                    seen[sample] = max(seen.get(sample, 0.0), metric(port, sample))
+            except OSError:
+                return False
+            return seen[committed] >= 1
+
+        wait_for(scrape, 300, "COMPACT committed by the daemon", [log])
+        assert metric(port, running) == 0.0  # counted while it ran only
+    finally:
+        code = stop_daemon(process, log)
+    assert code == 0, log.read_text()[-3000:]
+    assert seen[due] >= 1 and seen[running] == 1, seen
+    assert seen["icemaint_evaluation_duration_seconds_count"] >= 1 and seen["process_resident_memory_bytes"] > 10 * 2**20, seen

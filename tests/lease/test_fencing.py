@@ -14,14 +14,15 @@ import yaml
 
 from maintenance.catalogs import TableRef
 from maintenance.config import Config, parse_config
-from maintenance.jobs.context import JobContext
-from maintenance.jobs.outcome import COMMITTED, FENCED, JobOutcome
-from maintenance.jobs.runner import run_under_lease
-from maintenance.lease.fence import EPOCH_PROPERTY, SUMMARY_EPOCH, Fence, FencedError
+from maintenance.lease.fence import Fence, FencedError
 from maintenance.lease.keeper import LeaseKeeper
+from maintenance.run.context import JobContext
+from maintenance.run.outcome import COMMITTED, FENCED, JobOutcome
+from maintenance.run.runner import run_under_lease
 from maintenance.spark.fingerprint import content_fingerprint
 from maintenance.spark.jvm import load_java_table
 from maintenance.state.store import StateStore
+from maintenance.table.marks import EPOCH_PROPERTY, SUMMARY_EPOCH
 from tests.conftest import STATE_KINDS, CdcFactory, new_state_url
 from tests.support.fencing import pause_outside_state_writes, read_line, resume_paused_holder
 from tests.support.fencing_jobs import append_marker_row
@@ -41,6 +42,7 @@ def snapshot_summaries(spark, ref: TableRef) -> list[dict]:  # type: ignore[no-u
     return [dict(r.summary, snapshot_id=r.snapshot_id) for r in rows]
 
 
+@pytest.mark.process
 @pytest.mark.slow  # on every database kind: one of the slowest, make test-integration runs it
 @pytest.mark.parametrize("state_kind", STATE_KINDS)
 def test_paused_holder_is_fenced_after_takeover(spark, home: Path, tmp_path: Path, cdc_table: CdcFactory, state_kind: str) -> None:
@@ -147,7 +149,7 @@ def test_only_commits_and_snapshot_ids_cross_into_the_python_fence(spark, config
     """Iceberg asks its operations for io(), current() and metadata locations once per
     manifest; `GatedOperations` answers those in the JVM (a MERGE commit that rewrote 100
     manifests made 630 Python callbacks). The fence still sees every commit attempt."""
-    from maintenance.jobs.runner import run_job
+    from maintenance.run.runner import run_job
     from maintenance.spark.fenced_table import FencedOperations
 
     ref, _, _ = cdc_table(rows=2000, commits=4)

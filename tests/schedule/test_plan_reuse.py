@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from maintenance.jobs import registry
-from maintenance.jobs.outcome import COMMITTED
+from maintenance.run.outcome import COMMITTED
 from tests.conftest import CdcFactory
 
 

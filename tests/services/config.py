@@ -67,6 +67,16 @@ def matrix_config(folder: Path, *, s3: S3Server, hive_uri: str, policies: Path |
     return raw
 
 
+def make_sql_catalogs(raw: dict[str, Any]) -> None:
+    """The SQL catalogs' tables, as their writers (Spark's JDBC catalog, pyiceberg) make them
+    before icemaint is pointed at them: icemaint makes none in a database it did not make."""
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    for name, entry in raw["catalogs"].items():
+        if entry["type"] == "sql":
+            SqlCatalog(name, uri=entry["uri"], warehouse=entry["warehouse"]).engine.dispose()
+
+
 def write_config(path: Path, raw: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(raw, sort_keys=False))

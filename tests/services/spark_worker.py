@@ -126,9 +126,9 @@ def fencing_holder_b(config_path: str, table: str, row_id: int) -> dict[str, Any
     commits a marker row through the fence."""
     from maintenance.catalogs import parse_table_ref
     from maintenance.config import load_config
-    from maintenance.jobs.context import JobContext
-    from maintenance.jobs.outcome import COMMITTED, JobOutcome
-    from maintenance.jobs.runner import run_under_lease
+    from maintenance.run.context import JobContext
+    from maintenance.run.outcome import COMMITTED, JobOutcome
+    from maintenance.run.runner import run_under_lease
     from tests.support.fencing_jobs import append_marker_row
 
     config = load_config(config_path)
@@ -161,7 +161,7 @@ def publish_under_writer(table: str, job: str, moment: str, writer: str, seed: i
     import traceback
 
     from maintenance.catalogs import load_table
-    from maintenance.jobs.runner import run_job
+    from maintenance.run.runner import run_job
     from maintenance.workload.cdc import CdcOptions, run_cdc_workload
     from tests.support.helpers import model_rows, spark_rows
     from tests.support.matrix import row_file

@@ -14,8 +14,8 @@ import pytest
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.jobs.outcome import COMMITTED
-from maintenance.jobs.runner import run_job
+from maintenance.run.outcome import COMMITTED
+from maintenance.run.runner import run_job
 from maintenance.spark.jvm import load_java_table
 from maintenance.spark.stream_reads import table_for_file_reads
 from maintenance.table.files import snapshot_files

@@ -1,13 +1,18 @@
-"""The state database going away: the CLI says so in one line; a waiting caller recovers.
+"""The state database going away: the CLI says so in one line; a caller trying again recovers.
+Stopping to answer while connected: `runs` fails in one line and `/readyz` names it, within
+a minute.
 Misconfigured (a role that does not exist): a daemon starting exits 2 in one line; a
 running daemon stays up, reports 503 and backs off until the role is back."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +23,13 @@ from maintenance.catalogs import get_catalog
 from maintenance.config import Config, parse_config
 from maintenance.state.database import StateUnavailableError, ensure_schema, make_engine
 from maintenance.state.leases import LeaseStore
-from maintenance.state.retry import retry_while_unavailable
-from tests.conftest import POSTGRES_ADMIN_URL
+from tests.conftest import POSTGRES_ADMIN_URL, new_state_url
 from tests.support.cli import assert_one_line_error, run_cli
-from tests.support.daemon import EVALUATIONS_OK, daemon_config, healthz, metric, start_daemon, stop_daemon, wait_for
+from tests.support.daemon import EVALUATIONS_OK, daemon_config, healthz, http_get, metric, start_daemon, stop_daemon, wait_for
 from tests.support.tcp_proxy import TcpProxy
 
 
+@pytest.mark.process
 def test_cli_reports_an_unreachable_state_database_in_one_line(tmp_path: Path) -> None:
     config = tmp_path / "icemaint.yaml"
     config.write_text("state:\n  url: postgresql://icemaint:hunter2@127.0.0.1:9/state\n")
@@ -34,7 +39,10 @@ def test_cli_reports_an_unreachable_state_database_in_one_line(tmp_path: Path) -
         assert "hunter2" not in proc.stderr
 
 
-def test_waiting_caller_retries_with_backoff_and_recovers(tmp_path: Path) -> None:
+def test_a_caller_that_tries_again_recovers_when_the_database_is_back(tmp_path: Path) -> None:
+    """A caller that tries again while the database is down gets the one-line error each
+    time, and an answer once it is back, on the same engine (its pool drops the dead
+    connections); and the database going away again mid-life is detected."""
     url = make_url(POSTGRES_ADMIN_URL)
     proxy = TcpProxy(target_port=url.port or 5432)
     proxied = url.set(host="127.0.0.1", port=proxy.port).render_as_string(hide_password=False)
@@ -52,18 +60,21 @@ def test_waiting_caller_retries_with_backoff_and_recovers(tmp_path: Path) -> Non
         pass
 
     attempts: list[float] = []
-
-    def counted() -> object:
-        attempts.append(time.monotonic())
-        return acquire_once()
-
     outcome: dict[str, object] = {}
-    waiter = threading.Thread(target=lambda: outcome.setdefault("lease", retry_while_unavailable(counted, stop=threading.Event(), initial_s=0.2, max_s=1.0)))
+
+    def until_it_answers() -> None:
+        while True:
+            attempts.append(time.monotonic())
+            try:
+                outcome["lease"] = acquire_once()
+                return
+            except StateUnavailableError:
+                time.sleep(0.2)
+
+    waiter = threading.Thread(target=until_it_answers)
     waiter.start()
     time.sleep(2.0)
     assert waiter.is_alive() and len(attempts) >= 3
-    gaps = [b - a for a, b in zip(attempts, attempts[1:])]
-    assert gaps[-1] > gaps[0]  # backing off
 
     proxy.start()  # the database comes back
     waiter.join(timeout=30)
@@ -126,6 +137,7 @@ def own_home(tmp_path: Path) -> Config:
     return config
 
 
+@pytest.mark.process
 def test_a_daemon_whose_state_role_does_not_exist_exits_2_in_one_line(tmp_path: Path) -> None:
     """Misconfigured at start-up is the user's mistake, as for every other command: one line
     naming the state database, exit 2, no traceback, no password."""
@@ -148,6 +160,7 @@ def test_a_daemon_whose_state_role_does_not_exist_exits_2_in_one_line(tmp_path: 
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.process
 @pytest.mark.slow
 def test_a_state_role_dropped_while_the_daemon_runs_turns_healthz_503_backing_off_and_its_return_200(tmp_path: Path) -> None:
     """The daemon's role dropped under it: the daemon stays up, /healthz says 503 naming the
@@ -206,3 +219,69 @@ def failures_over_time(port: int, sample: str, *, count: int, timeout_s: float, 
             last = value
         time.sleep(0.1)
     return seen
+
+
+# -- a state database that stops answering (accepts, never answers) ------------------------------
+@pytest.fixture
+def proxied_state(tmp_path: Path) -> Iterator[tuple[TcpProxy, str]]:
+    """A migrated PostgreSQL state database behind a proxy the test can make hang."""
+    for url in new_state_url("postgresql", tmp_path):
+        engine = make_engine(url)
+        ensure_schema(engine)
+        engine.dispose()
+        target = make_url(url)
+        proxy = TcpProxy(target_port=target.port or 5432)
+        proxy.start()
+        try:
+            # in clear, so the proxy sees which statement it holds back
+            yield proxy, target.set(host="127.0.0.1", port=proxy.port, query={"sslmode": "disable"}).render_as_string(hide_password=False)
+        finally:
+            proxy.stop()
+
+
+@pytest.mark.process
+@pytest.mark.slow  # it waits for the answer's time bound: make test-integration runs it
+def test_runs_on_a_state_database_that_stops_answering_exits_1_in_one_line_within_a_minute(proxied_state: tuple[TcpProxy, str], tmp_path: Path) -> None:
+    """Connected, then no answer: TCP keepalives do not see a peer whose kernel still answers
+    them, and libpq has no read timeout. Before, `runs` waited for ever."""
+    proxy, url = proxied_state
+    config = tmp_path / "icemaint.yaml"
+    config.write_text(f"state:\n  url: {url}\n")
+    proxy.hang_on(b"icemaint_runs")  # the history's query: after connecting and reading the schema's revision
+    started = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "maintenance", "--config", str(config), "runs"], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "ICEMAINT_HOME": str(tmp_path)})
+    except subprocess.TimeoutExpired:
+        pytest.fail("`icemaint runs` still waited for the state database after 120 s")
+    took = time.monotonic() - started
+    assert_one_line_error(proc, 1, "state database unreachable", "did not answer")
+    assert took < 60, f"{took:.0f} s"
+
+
+@pytest.mark.process
+@pytest.mark.slow  # it waits for the answer's time bound: make test-integration runs it
+def test_readyz_says_the_state_database_fails_within_a_minute_once_it_stops_answering(proxied_state: tuple[TcpProxy, str], tmp_path: Path) -> None:
+    """The daemon's pooled connection is established when the database stops answering: its
+    next probe fails within the answer's bound, and `/readyz` names the state database.
+    Before, the probe waited for ever and `/readyz` said 200 for ten minutes and more."""
+    proxy, url = proxied_state
+    config_path, port = daemon_config(tmp_path, own_home(tmp_path), url, f"hung_{uuid.uuid4().hex[:6]}", "daemon")
+    log = tmp_path / "daemon.log"
+    process = start_daemon(config_path, log)
+    try:
+        wait_for(lambda: healthz(port)[0] == 200 and metric(port, EVALUATIONS_OK) >= 1, 90, "the daemon to be ready", [log])
+        proxy.hang()
+        hung = time.monotonic()
+
+        def readyz_names_the_state_database() -> bool:
+            code, body = http_get(port, "/readyz")
+            return code == 503 and body.startswith("state: failing")
+
+        wait_for(readyz_names_the_state_database, 90, "/readyz naming the state database", [log])
+        named_after = time.monotonic() - hung
+    finally:
+        process.kill()  # SIGTERM's stop is another test's (tests/daemon/test_hung_catalog.py)
+        process.wait()
+    assert named_after < 60, f"{named_after:.0f} s"
+    assert "Traceback" not in log.read_text()

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pyarrow as pa
 
 from maintenance.catalogs import load_table
-from maintenance.jobs.context import JobContext
+from maintenance.run.context import JobContext
 from maintenance.workload.model import Batch, PartitionBatch
 from maintenance.workload.shape import TableShape
 from maintenance.workload.writer import BatchWriter, write_parquet

@@ -15,10 +15,10 @@ from pathlib import Path
 
 from maintenance.catalogs import load_table, parse_table_ref
 from maintenance.config import load_config
-from maintenance.jobs.context import JobContext
-from maintenance.jobs.outcome import COMMITTED, JobOutcome
-from maintenance.jobs.runner import run_under_lease
 from maintenance.lease.fence import FencedError
+from maintenance.run.context import JobContext
+from maintenance.run.outcome import COMMITTED, JobOutcome
+from maintenance.run.runner import run_under_lease
 from maintenance.table.references import NewestReferences, ReferencedFiles
 from tests.support.fencing_jobs import append_marker_row, write_scratch_files
 
@@ -38,7 +38,7 @@ def main() -> None:
         refused = []
         try:
             table = load_table(config, ref)
-            ctx.delete_files([scratch], NewestReferences(lambda: load_table(config, ref), ReferencedFiles(), table.metadata_location))
+            ctx.remove_files([scratch], NewestReferences(lambda: load_table(config, ref), ReferencedFiles(), table.metadata_location))
         except FencedError:
             refused.append("delete")
         try:

@@ -1,9 +1,13 @@
-"""Worker processes for the lease race tests (module level, so `spawn` can import them)."""
+"""Worker processes for the state database tests (module level, so `spawn` can import them), and
+how the tests run them (`run_workers`)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from typing import Any
+
+SPAWN = multiprocessing.get_context("spawn")
 
 
 def race_rounds(url: str, worker: int, rounds: int, barrier: Any, results: Any) -> None:
@@ -52,3 +56,20 @@ def upgrade_database(url: str, results: Any) -> None:
         results.put(("ok", upgrade(make_engine(url))))
     except Exception as exc:  # reported to the test, which fails on it
         results.put(("error", repr(exc)))
+
+
+def run_workers(target, arguments: list[tuple], timeout: float) -> list:  # type: ignore[no-untyped-def]
+    """Run `target(*args, queue)` in one spawned process per args; all must exit 0. Returns what they queued."""
+    results = SPAWN.Queue()
+    procs = [SPAWN.Process(target=target, args=(*args, results)) for args in arguments]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout)
+    assert all(p.exitcode == 0 for p in procs)
+    items = []
+    while True:
+        try:
+            items.append(results.get(timeout=1))
+        except Exception:
+            return items

@@ -1,4 +1,4 @@
-"""The catalog matrix's config, its checking Spark worker, its independent views of stored files and metadata, and its every-job sequence (tests/test_catalog_matrix.py, tests/test_cluster.py)."""
+"""The catalog matrix's config, its checking Spark worker, its independent views of stored files and metadata, and its every-job sequence (tests/suites/test_catalog_matrix.py, tests/suites/test_cluster.py)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 from maintenance.catalogs import load_table, parse_table_ref
 from maintenance.config import Config, load_config
 from tests.services import spark_worker
-from tests.services.config import CREDENTIALS_ENV, matrix_config, write_config
+from tests.services.config import CREDENTIALS_ENV, make_sql_catalogs, matrix_config, write_config
 from tests.services.s3 import SECRET_KEY
 from tests.services.spark_worker import SparkWorker
 from tests.services.stack import Services
@@ -86,6 +86,7 @@ def make_matrix(folder: Path, catalog_services: Services, spark_master: str | No
     policies = write_policies(folder / "policies")
     raw = matrix_config(folder, s3=catalog_services.s3, hive_uri=catalog_services.hive.uri, policies=policies)
     local_path = write_config(folder / "icemaint.yaml", raw)
+    make_sql_catalogs(raw)
     config_path = local_path
     if spark_master is not None:
         spark = raw.get("spark", {})
@@ -399,7 +400,7 @@ def every_job_end_to_end(matrix: Matrix, catalog: str, tmp_path: Path) -> None:
     # ORPHANS. With the policy floor of an hour, nothing planted here is old enough yet.
     recent = write_frame(table.io, f"{location}/data/region=3/orphan-recent-{tag}.parquet", row_file(table, range(5, 6), 3))
     cautious = matrix.cli_json("orphans", name, "--older-than", "1h", "--verify")
-    # EXPIRE deleted the delete files REWRITE and CONVERT wrote into their staging folders: on a
+    # EXPIRE deleted the delete files REWRITE and CONVERT wrote into their output folders: on a
     # local disk the empty folders are left, and ORPHANS removes them whatever its age margin.
     assert cautious["status"] == ("committed" if cautious["staging_folders_found"] else "noop") and cautious.get("files_deleted", 0) == 0, cautious
     assert cautious["staging_folders_found"] == (cautious.get("staging_folders_removed", 0) if catalog == "sql_local" else 0), cautious

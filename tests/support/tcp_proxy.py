@@ -1,4 +1,8 @@
-"""A loopback TCP forwarder the tests can switch off and on, to take a real database away."""
+"""A loopback TCP forwarder the tests can switch off and on, to take a real database away, or
+make hang: `hang()` keeps every connection open and forwards nothing more (new ones are
+accepted and never answered), as a stalled server, proxy or load balancer does; `hang_on(marker)`
+does so once a client sends bytes holding `marker` (a statement naming a table), so a client
+hangs after it connected rather than while connecting."""
 
 from __future__ import annotations
 
@@ -16,8 +20,21 @@ class TcpProxy:
         self._server: socket.socket | None = None
         self._connections: list[socket.socket] = []
         self._lock = threading.Lock()
+        self._hung = threading.Event()
+        self._stopped = threading.Event()
+        self._marker: bytes | None = None
+
+    def hang(self) -> None:
+        """Forward nothing more, on any connection, and answer no new one; the sockets stay open."""
+        self._hung.set()
+
+    def hang_on(self, marker: bytes) -> None:
+        """Hang (as `hang`) as soon as a client sends `marker`, which is not forwarded."""
+        self._marker = marker
 
     def start(self) -> None:
+        self._hung.clear()
+        self._stopped.clear()
         server = socket.socket()
         server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         server.bind(("127.0.0.1", self.port))
@@ -27,6 +44,7 @@ class TcpProxy:
 
     def stop(self) -> None:
         """Refuse new connections and cut the open ones, like a database going down."""
+        self._stopped.set()
         if self._server is not None:
             try:
                 self._server.shutdown(socket.SHUT_RDWR)  # wakes the thread blocked in accept()
@@ -49,20 +67,29 @@ class TcpProxy:
                 client, _ = server.accept()
             except OSError:
                 return
+            if self._hung.is_set():
+                with self._lock:
+                    self._connections.append(client)  # accepted, never answered
+                continue
             try:
                 upstream = socket.create_connection(self.target, timeout=5)
             except OSError:
                 client.close()
                 continue
+            upstream.settimeout(None)  # the 5 s were for connecting: an idle connection stays up
             with self._lock:
                 self._connections += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+            for a, b, from_client in ((client, upstream, True), (upstream, client, False)):
+                threading.Thread(target=self._pipe, args=(a, b, from_client), daemon=True).start()
 
-    @staticmethod
-    def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    def _pipe(self, source: socket.socket, sink: socket.socket, from_client: bool) -> None:
         try:
             while data := source.recv(65536):
+                if from_client and self._marker is not None and self._marker in data:
+                    self._hung.set()
+                if self._hung.is_set():
+                    self._stopped.wait()  # holds the connection open, forwarding nothing, until stop()
+                    return
                 sink.sendall(data)
         except OSError:
             pass

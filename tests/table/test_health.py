@@ -15,7 +15,7 @@ from maintenance.table.file_counts import snapshot_file_counts
 from maintenance.table.health import TableHealth, table_health
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory, fresh_ref
-from tests.support.planner import by_job, policies_from
+from tests.support.decisions import by_job, policies_from
 
 CONTENT = {0: "data", 1: "position_delete", 2: "equality_delete"}
 

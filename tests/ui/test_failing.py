@@ -49,14 +49,14 @@ def test_a_table_is_failing_until_a_later_run_of_that_job_succeeds(config: Confi
 
 def test_while_spark_starts_the_overview_shows_the_lease_held_and_the_stage(config: Config, state: StateStore) -> None:
     """The runner takes the lease and records the run before Spark starts, and reports
-    `starting Spark` as the run's stage (jobs/context.py): the row says so, not "free"."""
+    `starting Spark` as the run's stage (run/context.py): the row says so, not "free"."""
     name = f"lake.s_{uuid.uuid4().hex[:6]}.t"
     holder = "daemon@ops-1:4242:9f1c2e7a"
     lease = state.leases.acquire(name, holder, ttl_s=120)
     assert lease is not None
     try:
         run_id = record_run(state, name, "merge", "running", holder=holder)
-        state.runs.set_stage(run_id, "starting Spark", {})
+        state.runs.set_step(run_id, "starting Spark", {})
         pages = published(config, state, generated_evaluation([name]))
         [(_, cells)] = visit(pages, "/").rows["overview"]
         assert "starting Spark" in cells[7] and "held" in cells[9] and holder in cells[9], cells

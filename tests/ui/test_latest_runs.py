@@ -53,7 +53,7 @@ def test_each_view_sees_what_a_full_read_sees(state: StateStore, monkeypatch: py
     view = kept.read(state)
     assert asked[-1] == {tables[0]}  # only the table whose runs moved was read again
     assert _seen(view) == _full(state)
-    state.runs.set_stage(f"{tables[0]}:merge:1", "writing", {"groups_done": 3})  # a running run reports its stage: no time moves
+    state.runs.set_step(f"{tables[0]}:merge:1", "writing", {"groups_done": 3})  # a running run reports its stage: no time moves
     assert _seen(kept.read(state)) == _full(state) and asked[-1] == {tables[0]}  # read again while its newest run runs
     state.runs.finish(f"{tables[0]}:merge:1", "failed", error="boom")
     state.runs.start(f"{tables[1]}:orphans:1", tables[1], "orphans", holder_id="h", lease_epoch=2, status="skipped")  # says nothing

@@ -1,5 +1,5 @@
 """The leases page over real HTTP from a real state database: a daemon's membership lease
-(`schedule/share.py`) is not a table, so it is named as what it is and links nowhere (it
+(`schedule/membership.py`) is not a table, so it is named as what it is and links nowhere (it
 linked to a table page that answered 404)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from html import unescape
 
 from maintenance.config import Config
 from maintenance.daemon.http import serve
-from maintenance.schedule.share import PREFIX
+from maintenance.schedule.membership import PREFIX
 from maintenance.state.store import StateStore
 from maintenance.ui.pages import StatusPages
 from maintenance.ui.status import StatusCache

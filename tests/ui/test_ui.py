@@ -188,6 +188,7 @@ def cost_of(config: Config, ref: TableRef) -> float:
 
 
 # -- the pages in a browser ---------------------------------------------------------------------
+@pytest.mark.process
 @pytest.mark.slow  # one of the slowest: make test-integration runs it
 def test_overview_lists_generated_tables_in_reader_cost_order(spark, config: Config, home: Path, cdc_table: CdcFactory, browser,
                                                               icemaint_ui, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -241,7 +242,7 @@ def test_a_table_page_shows_its_partitions_and_a_run_that_just_happened(spark, c
                                                                          pages_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from selenium.webdriver.common.by import By
 
-    from maintenance.jobs.runner import run_job
+    from maintenance.run.runner import run_job
 
     ref, _, _ = cdc_table(ref=TableRef(config.default_catalog, ("shop",), "events"), rows=2000, commits=4, update_ratio=0.3)
     before = run_job(config, ref, "expire")  # a noop (nothing is 5 days old): records the health as it is (ORPHANS would not: JobSpec.health_after)
@@ -355,7 +356,7 @@ def test_the_runs_page_shows_the_fleet_running_failed_and_recent_with_errors(con
     tag = uuid.uuid4().hex[:6]
     running_table, failed_table = f"{config.default_catalog}.fleet_{tag}.a", f"{config.default_catalog}.fleet_{tag}.b"
     running = record_run(state, running_table, "compact", "running")
-    state.runs.set_stage(running, "starting Spark", {})
+    state.runs.set_step(running, "starting Spark", {})
     record_run(state, failed_table, "merge", "failed", error=f"boom {tag}: the catalog refused the commit")
     try:
         open_page(browser, f"{pages_server()}/runs")
@@ -588,6 +589,7 @@ jobs:
 """
 
 
+@pytest.mark.process
 def test_a_daemon_process_serves_the_page_from_its_latest_evaluation(config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
     """`icemaint daemon` as its own process, on a home of its own (ICEMAINT_HOME; its config
     names the session's catalog), serves the page on its port beside /metrics and /healthz,
@@ -659,7 +661,7 @@ def test_a_running_job_shows_its_live_stage_and_an_ended_one_when_it_ended_and_w
     state database; once it ended, the overview says when ("ago") and how long it ran ("took")."""
     name = str(_small_table(config, "stages", f"live_{uuid.uuid4().hex[:8]}"))
     run_id = record_run(state, name, "merge", "running")
-    state.runs.set_stage(run_id, "groups written", {"groups_written": 3, "groups_planned": 12})
+    state.runs.set_step(run_id, "groups written", {"groups_written": 3, "groups_planned": 12})
     pages = published(config, state, generated_evaluation([name]))
 
     [(_, overview)] = visit(pages, "/").rows["overview"]
@@ -668,7 +670,7 @@ def test_a_running_job_shows_its_live_stage_and_an_ended_one_when_it_ended_and_w
     assert "groups written: groups written 3, groups planned 12" in run_row[2], run_row
 
     state.runs.finish(run_id, "committed")
-    state.runs.set_stage(run_id, "late", {})  # an ended run keeps its last stage
+    state.runs.set_step(run_id, "late", {})  # an ended run keeps its last stage
     [(_, overview)] = visit(pages, "/").rows["overview"]
     assert re.search(r"merge ✓ (just now|[0-9.]+s ago), took [0-9.]+s", overview[7]), overview
     assert state.runs.get(run_id).stage == {"stage": "groups written", "groups_written": 3, "groups_planned": 12}

@@ -57,7 +57,7 @@ from maintenance.jobs.file_groups.options import output_spec
 from maintenance.jobs.file_groups.plan import RewritePlan
 from maintenance.jobs.options import SIZE
 from maintenance.jobs.spec import PlanInput
-from maintenance.table.deletes import DeleteIndex, require_equality_columns
+from maintenance.table.delete_rule import DeleteIndex, require_equality_columns
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
 from maintenance.table.row_filter import check_where, partition_matcher, scope_words
 from maintenance.table.targets import PAGE_ROW_LIMIT_DEFAULT, data_file_target, parquet_page_row_limit

@@ -11,18 +11,10 @@ from __future__ import annotations
 
 from maintenance.jobs.compact.ordering import ordering_for
 from maintenance.jobs.compact.plan import CompactPlan
-from maintenance.jobs.context import JobContext
-from maintenance.jobs.file_groups.rewrite import rewrite
-from maintenance.jobs.outcome import JobOutcome
-from maintenance.jobs.spec import SCAN_BYTES_PER_S
-from maintenance.table.health import TableHealth
+from maintenance.jobs.file_groups.run import rewrite
+from maintenance.run.context import JobContext
+from maintenance.run.outcome import JobOutcome
 
 
 def run(ctx: JobContext, plan: CompactPlan) -> JobOutcome:
     return rewrite(ctx, "COMPACT", plan, ordering_for(plan.layout, ctx.ref.catalog))
-
-
-def estimate(health: TableHealth) -> float:
-    """Reads and writes the small files' partitions once."""
-    volume = 2 * sum(p.data_bytes for p in health.partitions if p.small_data_files > 1)
-    return 5.0 + volume / SCAN_BYTES_PER_S

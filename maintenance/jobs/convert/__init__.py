@@ -10,7 +10,7 @@ SPEC = JobSpec(
     options=ConvertOptions,
     plan=lazy("maintenance.jobs.convert.plan", "plan"),
     run=lazy("maintenance.jobs.convert.run", "run"),
-    estimate=lazy("maintenance.jobs.convert.run", "estimate"),
+    estimate=lazy("maintenance.jobs.convert.estimate", "estimate"),
     formats=(1, 2, 3),
     counters=COUNTERS,
 )

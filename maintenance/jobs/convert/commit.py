@@ -36,11 +36,12 @@ from typing import Any
 
 from maintenance.jobs.convert.plan import ConvertPlan
 from maintenance.jobs.convert.scan import ScanResult
-from maintenance.jobs.deletion_vectors import DvChange, NewDeletes, build_dvs
-from maintenance.jobs.publish import Change
+from maintenance.jobs.deletion_vectors.build import DvChange, NewDeletes, build_dvs
+from maintenance.publish.publisher import Change
+from maintenance.publish.verifier import DELETED_ROWS
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.jvm import JavaObject
-from maintenance.spark.rewrites import delete_file_rewrite
+from maintenance.spark.rewrite_files import delete_file_rewrite
 from maintenance.spark.validators import all_of, no_new_dvs_for, still_live
 from maintenance.table.files import SnapshotFiles
 
@@ -66,7 +67,7 @@ def convert_commit(table: JavaObject, spark: Any, plan: ConvertPlan, scan: ScanR
     build = delete_file_rewrite(spark, plan.snapshot_id, [java_deletes[d.path] for d in removed], added)
     validate = still_live(table.io(), plan.snapshot_id, {t.path for t in plan.targets}, removed, "CONVERT")
     return ConvertCommit(
-        change=Change("CONVERT", build, validate),
+        change=Change("CONVERT", build, validate, proof=DELETED_ROWS),
         position_delete_files_added=len(added),
         position_delete_records_added=sum(int(f.recordCount()) for f, _ in added),
         bytes_written=sum(int(f.fileSizeInBytes()) for f, _ in added),
@@ -85,7 +86,7 @@ def dv_commit(table: JavaObject, spark: Any, io: Any, files: SnapshotFiles, plan
         still_live(table.io(), plan.snapshot_id, {t.path for t in plan.targets}, [*plan.deletes, *dvs.replaced], "CONVERT"),
         no_new_dvs_for(table.io(), plan.snapshot_id, dvs.data_paths, "CONVERT"),
     )
-    return Change("CONVERT", build, validate), dvs
+    return Change("CONVERT", build, validate, proof=DELETED_ROWS), dvs
 
 
 def _output_partitions(plan: ConvertPlan, scan: ScanResult, java_deletes: Mapping[str, JavaObject], java_targets: Mapping[str, JavaObject]) -> dict[int, tuple[int, Any]]:

@@ -42,7 +42,7 @@ from maintenance import faults
 from maintenance.errors import SparkJobError
 from maintenance.jobs.convert.plan import ConvertPlan
 from maintenance.jobs.convert.scan import ScanResult, key_column
-from maintenance.table.deletes import equality_scope, position_scope
+from maintenance.table.delete_rule import equality_scope, position_scope
 from maintenance.table.files import PartitionKey, TableFile
 from maintenance.table.pool import parallel_map
 from maintenance.table.position_deletes import DELETE_FILE_PATH_ID, DELETE_POS_ID, POSITION_DELETE_SCHEMA

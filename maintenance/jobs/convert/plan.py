@@ -3,7 +3,7 @@
 The equality deletes in scope (the whole table, or the given partitions; a global delete
 only with the whole table), oldest sequence numbers first and at most `max_delete_files`
 of them, and every live data file one of them may apply to by the one applicability rule
-(`maintenance.table.deletes`).
+(`maintenance.table.delete_rule`).
 
 On format 2, CONVERT writes one position delete file per partition it touches; the v2
 position delete files already in those partitions (streaming writers add one per commit)
@@ -22,7 +22,7 @@ from typing import Any
 
 from maintenance.jobs.convert.options import DEFAULT_LOCAL_MAX_BYTES, ConvertOptions
 from maintenance.jobs.spec import PlanInput
-from maintenance.table.deletes import DeleteIndex, require_equality_columns
+from maintenance.table.delete_rule import DeleteIndex, require_equality_columns
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
 from maintenance.table.targets import DELETE_TARGET_DEFAULT, delete_file_target
 

@@ -1,6 +1,6 @@
 """Which equality deletes Iceberg's own planner applies to which data files (`planFiles`).
 
-`maintenance.table.deletes` answers the same question from metadata, as a superset of
+`maintenance.table.delete_rule` answers the same question from metadata, as a superset of
 Iceberg's answer; CONVERT asks Iceberg itself only where a superset is not enough
 (floating-point keys: `jobs.convert.scan.needs_iceberg_pairs`). Each pair costs Py4J round
 trips, which is why this is not the everyday path.

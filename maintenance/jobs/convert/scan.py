@@ -4,7 +4,7 @@ Data files are read as they are on disk through Iceberg's own reader, with no de
 applied (`spark.raw_rows`): each row comes with its file, exactly as the table spells it,
 and its position, and old files are read with their own types (a key promoted from int to
 long still matches). Equality delete files are read the same way. Keys are joined with
-NULL-safe equality, restricted by the exact scope rule of `maintenance.table.deletes`
+NULL-safe equality, restricted by the exact scope rule of `maintenance.table.delete_rule`
 (a lower data sequence number, and the same partition unless the delete is global).
 Small delete sets are broadcast, large ones shuffled. Nothing but counters reaches the
 driver: the executors write the positions, deduplicated and sorted by path and position,
@@ -39,7 +39,7 @@ from maintenance.spark.jvm import JavaObject
 from maintenance.spark.position_delete_writer import write_position_deletes
 from maintenance.spark.position_entries import live_position_entries
 from maintenance.spark.raw_rows import raw_rows
-from maintenance.table.deletes import equality_scope_column
+from maintenance.table.delete_rule import equality_scope_column
 from maintenance.table.files import PartitionKey, TableFile
 
 if TYPE_CHECKING:

@@ -27,7 +27,7 @@ from pyiceberg.table.metadata import TableMetadata
 from pyiceberg.table.snapshots import Snapshot
 from pyiceberg.table.statistics import PartitionStatisticsFile, StatisticsFile
 
-from maintenance.jobs.candidates import Candidates
+from maintenance.jobs.file_removal.candidates import Candidates
 from maintenance.jobs.options import MEMORY_BUDGET
 from maintenance.table.key_set import KeySet
 from maintenance.table.listing import ListedFile, list_location

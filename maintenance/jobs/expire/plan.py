@@ -25,7 +25,6 @@ from pyiceberg.table.snapshots import Snapshot
 
 from maintenance.durations import format_duration
 from maintenance.errors import UsageError
-from maintenance.jobs.candidates import named
 from maintenance.jobs.expire.files import (
     LeftBehind,
     files_to_delete,
@@ -36,6 +35,7 @@ from maintenance.jobs.expire.files import (
     statistics_of,
 )
 from maintenance.jobs.expire.options import ExpireOptions
+from maintenance.jobs.file_removal.candidates import named
 from maintenance.jobs.spec import PlanInput
 
 MAX_SNAPSHOT_AGE_PROPERTY = "history.expire.max-snapshot-age-ms"

@@ -19,7 +19,6 @@ import structlog
 
 from maintenance.catalogs import load_table
 from maintenance.errors import ConflictError
-from maintenance.jobs.context import JobContext
 from maintenance.jobs.expire.files import (
     Deletable,
     files_to_delete,
@@ -28,15 +27,15 @@ from maintenance.jobs.expire.files import (
     statistics_of,
 )
 from maintenance.jobs.expire.plan import ExpiryPlan, plan_expiry
-from maintenance.jobs.outcome import COMMITTED, JobOutcome, attach_partial
-from maintenance.spark.jvm import JavaObject, java_long, jvm
-from maintenance.table.health import TableHealth
+from maintenance.run.context import JobContext
+from maintenance.run.outcome import COMMITTED, JobOutcome, attach_partial
+from maintenance.spark.jvm import JavaObject
+from maintenance.spark.table_metadata import metadata_without
 from maintenance.table.references import NewestReferences, ReferencedFiles
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table
     from pyiceberg.table.snapshots import Snapshot
-    from pyspark.sql import SparkSession
 
 log = structlog.get_logger(__name__)
 PLAN_ATTEMPTS = 3
@@ -67,10 +66,15 @@ def run(ctx: JobContext, plan: ExpiryPlan) -> JobOutcome:
     expired = [s for s in before.metadata.snapshots if s.snapshot_id in planned and s.snapshot_id not in kept_ids]
     earlier = [s for s in left.snapshots if s.snapshot_id not in kept_ids]
     budget = plan.options.memory_budget
+    # reachability: what the retained snapshots use, then what only the expired ones did (their
+    # manifests read one by one): the long phase on large tables, said with its counts
+    ctx.progress("reading retained references", snapshots_retained=len(after.metadata.snapshots), snapshots_expired=len(expired) + len(earlier))
     retained = retained_references(after, after.metadata.snapshots, budget // 2)
     try:
+        ctx.progress("finding expired files", files_retained=len(retained.keys), snapshots_expired=len(expired) + len(earlier))
         statistics = [*statistics_of(before.metadata, {s.snapshot_id for s in expired}), *left.statistics]
         deletable = files_to_delete(after, [*expired, *earlier], statistics, retained, old_metadata_versions(after), budget // 4)
+        ctx.progress("expired files found", files_to_delete=deletable.count)
         try:
             return _delete(ctx, plan, before, after, expired, earlier, retained, deletable)
         finally:
@@ -99,15 +103,11 @@ def _delete(ctx: JobContext, plan: ExpiryPlan, before: Table, after: Table, expi
     )
     if deletable.count:
         try:
-            ctx.delete_files(deletable.phases, NewestReferences(lambda: load_table(ctx.config, ctx.ref), retained, after.metadata_location))
+            ctx.remove_files(deletable.phases, NewestReferences(lambda: load_table(ctx.config, ctx.ref), retained, after.metadata_location))
         except BaseException as exc:
             attach_partial(exc, done)  # the expiry is committed, whatever stopped the deletions
             raise
     return done
-
-
-def estimate(health: TableHealth) -> float:
-    return 1.0 + health.snapshots / 200
 
 
 def _moved_forward(base: JavaObject, now: int, planned: int) -> bool:
@@ -143,25 +143,22 @@ def unused_metadata(table: Table, plan: ExpiryPlan) -> UnusedMetadata:
     return UnusedMetadata(frozenset(spec.spec_id for spec in table.metadata.partition_specs), frozenset(used))
 
 
-def _without_unused(spark: SparkSession, base: JavaObject, builder: JavaObject, unused: UnusedMetadata, expired: set[int]) -> None:
-    """Remove from `builder` the specs `unused` found unused and the schemas no snapshot left
-    in `base` was written with, never the default spec or the current schema (Iceberg's own
-    `MetadataUpdate`s apply them)."""
+def _unused_ids(base: JavaObject, unused: UnusedMetadata, expired: set[int]) -> tuple[set[int], set[int]]:
+    """The specs `unused` found unused and the schemas no snapshot left in `base` was written
+    with, never the default spec or the current schema."""
     default_spec, current_schema = int(base.defaultSpecId()), int(base.currentSchemaId())
-    specs = jvm(spark).java.util.HashSet()
+    specs = set()
     for spec in base.specs():
         spec_id = int(spec.specId())
         if spec_id in unused.known_specs and spec_id not in unused.used_specs and spec_id != default_spec:
             specs.add(spec_id)
     used_schemas = {int(s.schemaId()) for s in base.snapshots() if int(s.snapshotId()) not in expired and s.schemaId() is not None}
-    schemas = jvm(spark).java.util.HashSet()
+    schemas = set()
     for schema in base.schemas():
         schema_id = int(schema.schemaId())
         if schema_id != current_schema and schema_id not in used_schemas:
             schemas.add(schema_id)
-    updates = jvm(spark).org.apache.iceberg
-    getattr(updates, "MetadataUpdate$RemovePartitionSpecs")(specs).applyTo(builder)
-    getattr(updates, "MetadataUpdate$RemoveSchemas")(schemas).applyTo(builder)
+    return specs, schemas
 
 
 def _without_expired(ctx: JobContext, base: JavaObject, plan: ExpiryPlan, unused: UnusedMetadata | None = None) -> JavaObject:
@@ -173,15 +170,5 @@ def _without_expired(ctx: JobContext, base: JavaObject, plan: ExpiryPlan, unused
     current = base.currentSnapshot()
     if current is not None and int(current.snapshotId()) in plan.snapshot_ids:
         raise ConflictError("the current snapshot was planned for expiry")
-    spark = ctx.spark
-    builder = jvm(spark).org.apache.iceberg.TableMetadata.buildFrom(base)
-    for name in plan.refs_to_remove:
-        builder = builder.removeRef(name)
-    ids = jvm(spark).java.util.HashSet()
-    for snapshot_id in plan.snapshot_ids:
-        if base.snapshot(java_long(spark, snapshot_id)) is not None:
-            ids.add(java_long(spark, snapshot_id))
-    builder = builder.removeSnapshots(ids)
-    if unused is not None:
-        _without_unused(spark, base, builder, unused, set(plan.snapshot_ids))
-    return builder.build()
+    return metadata_without(ctx.spark, base, refs=plan.refs_to_remove, snapshot_ids=plan.snapshot_ids,
+                            specs_and_schemas=_unused_ids(base, unused, set(plan.snapshot_ids)) if unused is not None else None)

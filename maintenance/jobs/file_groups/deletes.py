@@ -7,7 +7,7 @@ planned delete's own, so no equality delete of the plan applies to them (it need
 strictly lower number), and a position delete names old paths only. A delete that applies
 to no live file at planning (dangling) goes with the first commit.
 
-"Applies to" is the one rule's (`maintenance.table.deletes`), a superset of Iceberg's own:
+"Applies to" is the one rule's (`maintenance.table.delete_rule`), a superset of Iceberg's own:
 a delete may be kept longer than needed, never dropped early. Partial progress relies on
 this: after a commit that rewrote some of a delete's files, the delete stays, and keeps
 applying to the others only.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from maintenance.table.deletes import DeleteIndex
+from maintenance.table.delete_rule import DeleteIndex
 from maintenance.table.files import SnapshotFiles, TableFile
 
 

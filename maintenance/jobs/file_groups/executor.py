@@ -40,17 +40,17 @@ import structlog
 
 from maintenance import faults
 from maintenance.errors import ConflictError
-from maintenance.jobs.context import JobContext
 from maintenance.jobs.file_groups.deletes import DroppableDeletes
 from maintenance.jobs.file_groups.grouping import FileGroup
 from maintenance.jobs.file_groups.options import GroupOptions
 from maintenance.jobs.file_groups.rebase import Rebased, RebaseError, Rebaser
-from maintenance.jobs.outcome import COMMITTED, JobOutcome, attach_partial
-from maintenance.jobs.publish import Change
+from maintenance.publish.publisher import Change
+from maintenance.run.context import JobContext
+from maintenance.run.outcome import COMMITTED, JobOutcome, attach_partial
 from maintenance.spark.errors import java_errors
 from maintenance.spark.jvm import JavaObject
 from maintenance.spark.planned_tasks import DeleteRecords, GroupTasks, PlannedTasks
-from maintenance.spark.rewrites import data_file_rewrite
+from maintenance.spark.rewrite_files import data_file_rewrite
 from maintenance.spark.validators import Validator
 
 log = structlog.get_logger(__name__)
@@ -110,12 +110,13 @@ class _Committed:
 
 def run_groups(ctx: JobContext, work: GroupRewrite, options: GroupOptions, write: WriteGroup) -> JobOutcome:
     """Write every group (concurrently) and commit them in batches; the outcome of the last commit."""
+    ctx.phase("write")  # each group is read and written in one pass
     committed = _Committed()
     pending: list[tuple[FileGroup, list[JavaObject]]] = []
     failure: BaseException | None = None
     queue = list(work.groups)
     running: dict[Future[list[JavaObject]], FileGroup] = {}
-    # The one commit's verification reads early (`jobs/read_ahead.py`): the parent's side while
+    # The one commit's verification reads early (`publish/read_ahead.py`): the parent's side while
     # the groups are written, each group's new files once written; with several commits, each
     # later commit's parent is the one before.
     read_ahead = ctx.verify and len(work.groups) <= options.commit_every_groups

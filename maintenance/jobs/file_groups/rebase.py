@@ -34,7 +34,7 @@ are Iceberg's to find: the commit validates from B, and a refusal rebases again 
 newer state (`executor`). A verified run proves it again: the verification compares B's
 rows with the staged snapshot's over every file the change touches, the rebased deletes
 included. When main moved while that ran, the change is built again on the newest state
-(`jobs/publish.py`) and `Rebaser.refresh` carries over, by the same rule, what landed
+(`publish/publisher.py`) and `Rebaser.refresh` carries over, by the same rule, what landed
 meanwhile (rows found before are not looked up again); that part rests on this proof alone,
 as the rest of such a commit rests on Iceberg's validations.
 
@@ -61,12 +61,11 @@ import pyarrow.parquet as pq
 import structlog
 
 from maintenance.errors import IcemaintError
-from maintenance.jobs.context import JobContext
 from maintenance.jobs.file_groups.grouping import FileGroup
+from maintenance.run.context import JobContext
+from maintenance.spark.concurrent_deletes import ConcurrentPositionDeletes
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.deletion_vectors import DeletionVectorWriter
-from maintenance.spark.errors import java_errors
-from maintenance.spark.java_helpers import new_helper
 from maintenance.spark.jvm import JavaObject, java_long
 from maintenance.spark.moved_rows import UnmatchedRowsError, moved_positions
 from maintenance.spark.planned_tasks import PlannedTasks
@@ -107,11 +106,10 @@ class Rebaser:
         self._planning = planning_snapshot_id
         self._tasks = tasks
         self._finished = finished
-        self._replaced_set = {f.path for group, _ in finished for f in group.files}
-        self._replaced = "\n".join(sorted(self._replaced_set))  # the same, as the Java helper takes it
+        self._replaced = {f.path for group, _ in finished for f in group.files}
         self._trimmed: dict[str, JavaObject | None] = {}  # a writer's partition-scoped delete file -> its copy without replaced files
         self._lineage = ctx.metadata.table.format_version >= 3
-        self._helper = new_helper(ctx.spark, "ConcurrentPositionDeletes")
+        self._since = ConcurrentPositionDeletes(ctx.spark, self._replaced)
         self._looked_up: set[tuple[str, int]] = set()  # (replaced file, position) already looked up
         self._carried_from: set[str] = set()  # replaced files some carried-over row came from
         self._moved: dict[str, set[int]] = {}  # written file location -> positions to delete there
@@ -141,7 +139,7 @@ class Rebaser:
             # delete added since planning was read for the replaced files, so none that Iceberg
             # would flag (by its bounds, a partition-scoped one may seem to apply) deletes in them.
             self.current = Rebased(base, self.current.delete_files if self.current else [], self._rows, frozenset(gone),
-                                   int(self._helper.fileScopedCount()) + int(self._helper.partitionScoped().size()))
+                                   self._since.writer_deletes())
             if not new:
                 break
         assert self.current is not None
@@ -160,12 +158,12 @@ class Rebaser:
         delete files only where it also removes some; this gives it some whenever a row was
         carried over."""
         assert self.current is not None
-        operation = self._helper.removeFileScoped(operation)
-        scoped = list(self._helper.partitionScoped())
+        operation = self._since.remove_file_scoped(operation)
+        scoped = self._since.partition_scoped()
         for delete_file in scoped:
             key = str(delete_file.location())
             if key not in self._trimmed:
-                self._trimmed[key] = _trimmed(self._ctx, delete_file, self._replaced_set)
+                self._trimmed[key] = _trimmed(self._ctx, delete_file, self._replaced)
             operation = operation.deleteFile(delete_file)
             if self._trimmed[key] is not None:
                 operation = operation.addFile(self._trimmed[key], java_long(self._ctx.spark, int(delete_file.dataSequenceNumber())))
@@ -185,19 +183,11 @@ class Rebaser:
         if current is None or int(current.snapshotId()) == self._planning:
             return self._planning, set(), {}
         base = int(current.snapshotId())
-        with java_errors("positions deleted since planning"):
-            answer = str(self._helper.positions(table, str(self._planning), str(base), self._replaced))
-        if answer == "!":
+        since = self._since.read(table, self._planning, base)
+        if since is None:
             log.warning("the planning snapshot is no longer an ancestor of the current one; nothing rebased", planning=self._planning, current=base)
             return None
-        deleted: set[tuple[str, int]] = set()
-        gone: set[str] = set()
-        for line in answer.splitlines():
-            files, path, *positions = line.split("\t")
-            if files == "-":
-                gone.add(path)
-            else:
-                deleted.update((path, int(p)) for p in positions[0].split(","))
+        deleted, gone = set(since.positions), set(since.gone)
         if self._looked_up - deleted:
             # Deleted positions only accumulate; these vanished (the table was rolled back past
             # a writer's commit): what was carried over may no longer hold.

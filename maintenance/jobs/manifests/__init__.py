@@ -11,7 +11,7 @@ SPEC = JobSpec(
     plan=lazy("maintenance.jobs.manifests.plan", "plan"),
     check_table=lazy("maintenance.jobs.manifests.plan", "check_table"),
     run=lazy("maintenance.jobs.manifests.run", "run"),
-    estimate=lazy("maintenance.jobs.manifests.run", "estimate"),
+    estimate=lazy("maintenance.jobs.manifests.estimate", "estimate"),
     formats=(1, 2, 3),  # format 3 through Iceberg's core API, which keeps row ids (`run`)
     counters=COUNTERS,
 )

@@ -29,9 +29,9 @@ from maintenance.jobs.manifests.clusters import check_sort_by, sorted_clusters
 from maintenance.jobs.manifests.options import ManifestsOptions
 from maintenance.jobs.options import SIZE
 from maintenance.jobs.spec import PlanInput
-from maintenance.lease.fence import SUMMARY_JOB
 from maintenance.table.files import ManifestInfo, SnapshotFiles
 from maintenance.table.health import DEFAULT_MANIFEST_TARGET, MANIFEST_TARGET_PROPERTY
+from maintenance.table.marks import SUMMARY_JOB
 
 
 @dataclass

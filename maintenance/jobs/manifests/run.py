@@ -3,7 +3,7 @@
 Two ways, one commit per spec either way, on the table it is given (the fenced table, so
 the fence sees every commit attempt; with verification on, the commit is staged,
 `FencedTable.stage_performed`, and the live entries of the parent and of the staged
-snapshot must be the same multiset before it becomes current: `jobs/verification.py`, no
+snapshot must be the same multiset before it becomes current: `publish/proofs/entries.py`, no
 data file read):
 - Iceberg's `rewriteManifests` Spark action (format 1 and 2): it reads the spec's live
   entries with Spark, sorts them by partition and writes manifests of about the target
@@ -28,48 +28,34 @@ manifest merge): nothing lands, and a rerun plans again.
 from __future__ import annotations
 
 from maintenance.errors import ConflictError
-from maintenance.jobs.context import JobContext
 from maintenance.jobs.manifests.plan import ManifestsPlan
-from maintenance.jobs.outcome import COMMITTED, JobOutcome
-from maintenance.jobs.publish import Change
-from maintenance.jobs.verification import ENTRIES
-from maintenance.spark.java_helpers import new_helper
-from maintenance.spark.jvm import JavaObject, jvm
-from maintenance.table.health import TableHealth
-
-SECONDS_PER_MANIFEST = 0.05  # reading and writing small Avro files, with Spark's job overhead per run
+from maintenance.publish.publisher import Change
+from maintenance.publish.verifier import ENTRIES
+from maintenance.run.context import JobContext
+from maintenance.run.outcome import COMMITTED, JobOutcome
+from maintenance.spark.data_manifests import rewrite_data_manifests
+from maintenance.spark.iceberg_actions import rewrite_manifests
+from maintenance.spark.jvm import JavaObject
 
 
 def run(ctx: JobContext, plan: ManifestsPlan) -> JobOutcome:
     spark = ctx.spark
-    actions = jvm(spark).org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)  # type: ignore[attr-defined]
     done = {"manifests_rewritten": 0, "manifests_added": 0}
     snapshot_id = None
     for spec_id in plan.specs:
 
         def rewrite(table: JavaObject, spec_id: int = spec_id) -> None:
-            action = actions.rewriteManifests(table).specId(spec_id)
-            for key, value in ctx.table.fence.summary().items():
-                action = action.snapshotProperty(key, value)
-            result = action.execute()
-            _count(done, spec_id, len(list(result.rewrittenManifests())), len(list(result.addedManifests())))
+            _count(done, spec_id, *rewrite_manifests(spark, table, spec_id, ctx.table.fence.summary()))
 
         def rewrite_keeping_row_ids(table: JavaObject, spec_id: int = spec_id) -> None:
-            chooser = new_helper(spark, "DataManifestsOfSpec").of(spec_id)
-            if spec_id in plan.clusters:
-                clusters = jvm(spark).java.util.HashMap()
-                for path, cluster in plan.clusters[spec_id].items():
-                    clusters.put(path, cluster)
-                chooser = chooser.clustered(table.specs().get(spec_id), clusters)
-            update = table.rewriteManifests().rewriteIf(chooser).clusterBy(chooser)
-            for key, value in ctx.table.fence.summary().items():
-                update = update.set(key, value)
-            update.commit()
+            rewrite_data_manifests(spark, table, spec_id, plan.clusters.get(spec_id), ctx.table.fence.summary())
             table.refresh()
             summary = _newest_snapshot(table).summary()
             _count(done, spec_id, int(summary.get("manifests-replaced") or 0), int(summary.get("manifests-created") or 0))
 
         perform = rewrite_keeping_row_ids if ctx.metadata.files.format_version >= 3 or spec_id in plan.clusters else rewrite
+        planned = plan.specs[spec_id]
+        ctx.progress("rewriting manifests", spec_id=spec_id, manifests_to_rewrite=len(planned), bytes_to_rewrite=sum(m.length for m in planned))
         snapshot_id = ctx.publish(Change("MANIFESTS", perform=perform, proof=ENTRIES))
     return JobOutcome(COMMITTED, snapshot_id=snapshot_id, counters={**plan.counters(), **done, "snapshots_published": len(plan.specs)})
 
@@ -91,7 +77,3 @@ def _newest_snapshot(table: JavaObject) -> JavaObject:
             newest = snapshot
     assert newest is not None
     return newest
-
-
-def estimate(health: TableHealth) -> float:
-    return 5.0 + health.manifests * SECONDS_PER_MANIFEST

@@ -11,7 +11,7 @@ SPEC = JobSpec(
     plan=lazy("maintenance.jobs.merge.plan", "plan"),
     check_table=lazy("maintenance.jobs.merge.plan", "check_table"),
     run=lazy("maintenance.jobs.merge.run", "run"),
-    estimate=lazy("maintenance.jobs.merge.run", "estimate"),
+    estimate=lazy("maintenance.jobs.merge.estimate", "estimate"),
     formats=(1, 2, 3),
     counters=COUNTERS,
 )

@@ -1,7 +1,7 @@
 """MERGE planning from metadata: the delete files to eliminate and every data file they touch.
 
 A delete file can be dropped only when every live data file it applies to is rewritten
-with it applied. The one applicability rule (`maintenance.table.deletes`, a superset of
+with it applied. The one applicability rule (`maintenance.table.delete_rule`, a superset of
 Iceberg's own) names those files; small data files of the partitions being rewritten are
 packed along. The plan then holds the run's file groups, ranked by reader benefit and within
 the budget (`file_groups.plan`). The rewrite itself reads through Iceberg's scan tasks, so
@@ -22,7 +22,7 @@ from maintenance.jobs.file_groups.options import output_spec
 from maintenance.jobs.file_groups.plan import RewritePlan
 from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import PlanInput
-from maintenance.table.deletes import DeleteIndex, require_equality_columns
+from maintenance.table.delete_rule import DeleteIndex, require_equality_columns
 from maintenance.table.files import Content, SnapshotFiles, TableFile
 from maintenance.table.row_filter import check_where, partition_matcher, scope_words
 from maintenance.table.targets import DATA_TARGET_DEFAULT, PAGE_ROW_LIMIT_DEFAULT, data_file_target, parquet_page_row_limit

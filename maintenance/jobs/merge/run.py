@@ -22,19 +22,11 @@ among those rewritten.
 
 from __future__ import annotations
 
-from maintenance.jobs.context import JobContext
-from maintenance.jobs.file_groups.rewrite import rewrite
+from maintenance.jobs.file_groups.run import rewrite
 from maintenance.jobs.merge.plan import MergePlan
-from maintenance.jobs.outcome import JobOutcome
-from maintenance.jobs.spec import SCAN_BYTES_PER_S
-from maintenance.table.health import TableHealth
+from maintenance.run.context import JobContext
+from maintenance.run.outcome import JobOutcome
 
 
 def run(ctx: JobContext, plan: MergePlan) -> JobOutcome:
     return rewrite(ctx, "MERGE", plan)
-
-
-def estimate(health: TableHealth) -> float:
-    """Reads and writes the data of every partition with deletes."""
-    volume = 2 * sum(p.data_bytes for p in health.partitions if p.delete_files)
-    return 5.0 + volume / SCAN_BYTES_PER_S

@@ -1,7 +1,7 @@
 """ORPHANS's own counters: the ones no other job reports (the rule: `jobs/counters.py`)."""
 
 COUNTERS: dict[str, str] = {
-    "staging_folders_found": "empty folders a killed run of ours left in its staging folder (local disks)",
+    "staging_folders_found": "empty folders a killed run of ours left in its output folder (local disks)",
     "staging_folders_removed": "of those, removed",
     "files_listed": "files under the table location",
     "files_referenced": "listed files some metadata references",

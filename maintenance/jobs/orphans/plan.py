@@ -9,7 +9,7 @@ another table's metadata: its files would all look orphaned.
 Memory is bounded whatever the number of files under the location: the listing streams
 folder by folder (`walk_location`), each file is sorted out as it comes and forgotten, and
 the orphans found spool to a temporary file past a quarter of the memory budget
-(`candidates.py`). The referenced paths (about 150 bytes each as Python strings) move to a
+(`jobs/file_removal/candidates.py`). The referenced paths (about 150 bytes each as Python strings) move to a
 temporary SQLite file past half the budget (`table/key_set.py`); a folder's files are
 looked up together. What stays in memory is one folder's listing and the budget.
 """
@@ -27,10 +27,10 @@ from pyiceberg.table import Table
 
 from maintenance.durations import format_duration
 from maintenance.errors import IcemaintError
-from maintenance.jobs.candidates import Candidates, named
+from maintenance.jobs.file_removal.candidates import Candidates, named
 from maintenance.jobs.orphans.options import OrphansOptions
 from maintenance.jobs.spec import PlanInput
-from maintenance.jobs.staging import is_staged
+from maintenance.run.output_folder import in_output_folder
 from maintenance.table.inventory import InventoryReport, find_report, read_report, walk_inventory
 from maintenance.table.key_set import KeySet
 from maintenance.table.listing import ListedFile, walk_location
@@ -46,6 +46,7 @@ class OrphanSafetyError(IcemaintError):
 
 
 REFILTER_BATCH = 10_000  # candidates looked up together when the references grew
+LISTING_REPORT_S = 2.0  # the listing's progress, at most this often
 
 
 @dataclass
@@ -60,7 +61,7 @@ class OrphanPlan:
     referenced: ReferencedFiles = field(default_factory=ReferencedFiles, repr=False)
     older_than_ms: int = 0
     listing_seconds: float = 0.0
-    staging_folders: list[str] = field(default_factory=list)  # relative; empty once the candidates are gone
+    output_folders: list[str] = field(default_factory=list)  # relative; empty once the candidates are gone
     inventory_created_ms: int | None = None  # listed from an S3 Inventory report made then
 
     @property
@@ -69,7 +70,7 @@ class OrphanPlan:
 
     @property
     def empty(self) -> bool:
-        return not self.candidates.count and not self.staging_folders
+        return not self.candidates.count and not self.output_folders
 
     def nothing_to_do(self) -> str:
         recent = f", {self.too_new:,} unreferenced but newer than {format_duration(self.older_than_ms / 1000)} (kept)" if self.too_new else ""
@@ -84,7 +85,7 @@ class OrphanPlan:
             "recent_files_kept": self.too_new,
             "orphan_files_found": self.candidates.count,
             "orphan_bytes_found": self.bytes,
-            "staging_folders_found": len(self.staging_folders),
+            "staging_folders_found": len(self.output_folders),
             "metadata_versions_read": self.referenced.metadata_versions_read,
             "references_on_disk": int(self.referenced.keys.spilled),
             "listing_seconds": round(self.listing_seconds, 3),
@@ -106,17 +107,22 @@ def plan(inputs: PlanInput, options: OrphansOptions) -> OrphanPlan:
     table = inputs.table
     referenced = ReferencedFiles(keys=KeySet(options.memory_budget // 2))
     referenced.add_table(table)
-    started = time.monotonic()
+    inputs.report("references read", files_referenced=len(referenced.keys), metadata_versions_read=referenced.metadata_versions_read)
+    started = reported = time.monotonic()
     folders: list[str] = []
     finder = OrphanFinder(referenced, older_than_ms=int((time.time() - options.older_than) * 1000), metadata_dir=metadata_dir(table),
                           candidates=Candidates(options.memory_budget // 4))
     listing, report = _listing(table, options, folders)
     for batch in listing:
         finder.add(batch)
+        if time.monotonic() - reported >= LISTING_REPORT_S:  # millions of files take minutes: say how far
+            inputs.report("listing", files_listed=finder.listed, orphan_files_found=finder.candidates.count)
+            reported = time.monotonic()
+    inputs.report("listed", files_listed=finder.listed, orphan_files_found=finder.candidates.count)
     listing_seconds = time.monotonic() - started
     newest = load_table(inputs.config, inputs.ref)
-    staging = [f for f in folders if is_staged(f + "/")] if is_local(table.location()) else []  # object stores have no folders to leave
-    found = finder.plan(newest, staging)
+    outputs = [f for f in folders if in_output_folder(f + "/")] if is_local(table.location()) else []  # object stores have no folders to leave
+    found = finder.plan(newest, outputs)
     if normalise(newest.metadata_location) != normalise(table.metadata_location):
         referenced.add_table(newest)
         found = finder.without_referenced(found)
@@ -137,7 +143,7 @@ def _listing(table: Table, options: OrphansOptions, folders: list[str]) -> tuple
 class OrphanFinder:
     """Sorts a listing out as it streams in (`walk_location`'s batches): referenced, hidden,
     too new, or an orphan (into `candidates`). Holds only counts, the candidates (which
-    spool to disk past their budget) and the staging folders that keep a file."""
+    spool to disk past their budget) and the output folders that keep a file."""
 
     def __init__(self, referenced: ReferencedFiles, *, older_than_ms: int, metadata_dir: str = METADATA_DIR, candidates: Candidates | None = None) -> None:
         self.referenced = referenced
@@ -145,7 +151,7 @@ class OrphanFinder:
         self.metadata_dir = metadata_dir
         self.candidates = candidates if candidates is not None else Candidates(64 * 1024 * 1024)
         self.listed = self.referenced_listed = self.hidden = self.too_new = 0
-        self.occupied: set[str] = set()  # staging folders (and their parents) holding a file that stays
+        self.occupied: set[str] = set()  # output folders (and their parents) holding a file that stays
         self._spellings: _OtherSpellings | None = None
 
     def add(self, files: list[ListedFile]) -> None:
@@ -160,7 +166,7 @@ class OrphanFinder:
             self.listed += 1
             if self._is_orphan(file, key, key in referenced, spellings):
                 self.candidates.add(file)
-            elif is_staged(file.relative):
+            elif in_output_folder(file.relative):
                 self.occupied.update(_parents(file.relative))
 
     def _is_orphan(self, file: ListedFile, key: str, referenced: bool, spellings: _OtherSpellings | None) -> bool:
@@ -183,12 +189,12 @@ class OrphanFinder:
             self._spellings = _OtherSpellings(self.referenced.keys, authority_of(key))
         return self._spellings
 
-    def plan(self, newest: Table, staging_folders: list[str]) -> OrphanPlan:
+    def plan(self, newest: Table, output_folders: list[str]) -> OrphanPlan:
         """What was found, as of the `newest` metadata (whose references are in `referenced`)."""
         found = OrphanPlan(candidates=self.candidates, listed=self.listed, referenced_listed=self.referenced_listed, hidden=self.hidden,
                            too_new=self.too_new, snapshot_id=newest.metadata.current_snapshot_id, metadata_location=newest.metadata_location,
                            referenced=self.referenced, older_than_ms=self.older_than_ms)
-        found.staging_folders = [folder for folder in staging_folders if folder not in self.occupied]
+        found.output_folders = [folder for folder in output_folders if folder not in self.occupied]
         return found
 
     def without_referenced(self, found: OrphanPlan) -> OrphanPlan:
@@ -256,8 +262,8 @@ def plan_orphans(listing: list[ListedFile], referenced: ReferencedFiles, *, olde
 def _hidden(relative: str) -> bool:
     """Hidden like Iceberg's own cleanup sees it: a name starting with '.' or '_' (checksums,
     `_SUCCESS`, `_temporary`), except a partition folder such as `_key=1`, and except
-    anything in icemaint's own staging folders (`jobs/staging.py`)."""
-    if is_staged(relative):
+    anything in icemaint's own output folders (`run/output_folder.py`)."""
+    if in_output_folder(relative):
         return False
     return any(part.startswith((".", "_")) and "=" not in part for part in relative.split("/"))
 

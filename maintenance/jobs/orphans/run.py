@@ -3,8 +3,9 @@
 Order matters for safety: the plan read the references, then listed the location, then
 read the references of the newest metadata; here the metadata is read once more right
 before deleting, so a commit that landed since cannot lose a file it references, and again
-before every batch of deletions (`jobs/deletion.py`). Then the empty folders a killed run of
-ours left in its staging folder go (`staging.remove_empty_folders`).
+before every batch of deletions (`jobs/file_removal/fenced.py`). Then the empty folders a
+killed run of ours left in its output folder go (`run/output_folder.py`,
+`remove_empty_folders`; the counters keep their older name, `staging_folders_*`).
 """
 
 from __future__ import annotations
@@ -12,11 +13,10 @@ from __future__ import annotations
 import structlog
 
 from maintenance.catalogs import load_table
-from maintenance.jobs.context import JobContext
 from maintenance.jobs.orphans.plan import OrphanFinder, OrphanPlan
-from maintenance.jobs.outcome import COMMITTED, NOOP, JobOutcome
-from maintenance.jobs.staging import remove_empty_folders
-from maintenance.table.health import TableHealth
+from maintenance.run.context import JobContext
+from maintenance.run.outcome import COMMITTED, NOOP, JobOutcome
+from maintenance.run.output_folder import remove_empty_folders
 from maintenance.table.paths import normalise
 from maintenance.table.references import NewestReferences
 
@@ -41,12 +41,8 @@ def _delete_orphans(ctx: JobContext, plan: OrphanPlan) -> JobOutcome:
     if plan.empty:
         return JobOutcome(NOOP, counters=counters)
     # verified also when only folders go; an orphan's `.crc` is a candidate of its own (plan.py), so none is looked for
-    deleted = ctx.delete_files([plan.candidates], references, total=plan.candidates.count, checksums=False)
+    deleted = ctx.remove_files([plan.candidates], references, total=plan.candidates.count, checksums=False)
     log.info("orphan files deleted", count=deleted.files, bytes=plan.bytes, per_second=deleted.counters()["files_deleted_per_second"])
-    folders = remove_empty_folders(newest.location(), plan.staging_folders, ctx.fence)
+    folders = remove_empty_folders(newest.location(), plan.output_folders, ctx.fence)
     effect = f"deleted {deleted.files:,} unreferenced file(s); deleting orphans changes no table metadata, so no snapshot"
     return JobOutcome(COMMITTED, counters={**counters, "staging_folders_removed": folders}, effect=effect)
-
-
-def estimate(health: TableHealth) -> float:
-    return 1.0 + (health.data_files + health.delete_files) / 10_000

@@ -11,7 +11,7 @@ SPEC = JobSpec(
     options=RewriteOptions,
     plan=lazy("maintenance.jobs.rewrite.plan", "plan"),
     run=lazy("maintenance.jobs.rewrite.run", "run"),
-    estimate=lazy("maintenance.jobs.rewrite.run", "estimate"),
+    estimate=lazy("maintenance.jobs.rewrite.estimate", "estimate"),
     formats=(1, 2, 3),
     counters=COUNTERS,
 )

@@ -6,7 +6,7 @@ entries need at the target size (so compact partitions are left alone). Their en
 regrouped by the partition of the data file they point at, because that is the partition
 a combined file must live in for every entry to keep applying: a file-scoped delete
 (`referenced_data_file`) applies to its data file wherever that lies, but a combined file
-holding several paths is partition-scoped (see `maintenance.table.deletes`).
+holding several paths is partition-scoped (see `maintenance.table.delete_rule`).
 
 Each combined file takes the highest data sequence number among the delete files whose
 entries can land in it. An entry is kept only where it applied (its data file is live,
@@ -29,7 +29,7 @@ from typing import Any
 
 from maintenance.jobs.rewrite.options import RewriteOptions
 from maintenance.jobs.spec import PlanInput
-from maintenance.table.deletes import DeleteIndex
+from maintenance.table.delete_rule import DeleteIndex
 from maintenance.table.files import PartitionKey, SnapshotFiles, TableFile
 from maintenance.table.targets import delete_file_target
 

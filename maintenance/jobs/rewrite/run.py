@@ -13,13 +13,12 @@ from __future__ import annotations
 import structlog
 
 from maintenance.errors import ConflictError
-from maintenance.jobs.context import JobContext
-from maintenance.jobs.deletion_vectors import NewDeletes, build_dvs
-from maintenance.jobs.outcome import COMMITTED, JobOutcome
-from maintenance.jobs.publish import Change
+from maintenance.jobs.deletion_vectors.build import NewDeletes, build_dvs
 from maintenance.jobs.rewrite.plan import RewritePlan
-from maintenance.jobs.spec import SCAN_BYTES_PER_S
-from maintenance.jobs.verification import POSITIONS, ROWS
+from maintenance.publish.publisher import Change
+from maintenance.publish.verifier import DELETED_ROWS, POSITIONS
+from maintenance.run.context import JobContext
+from maintenance.run.outcome import COMMITTED, JobOutcome
 from maintenance.spark.content_files import ContentFiles
 from maintenance.spark.errors import java_errors
 from maintenance.spark.file_rows import observed
@@ -27,18 +26,17 @@ from maintenance.spark.java_files import JavaFiles
 from maintenance.spark.jvm import JavaObject
 from maintenance.spark.position_delete_writer import write_position_deletes
 from maintenance.spark.position_entries import live_position_entries
-from maintenance.spark.rewrites import delete_file_rewrite
+from maintenance.spark.rewrite_files import delete_file_rewrite
 from maintenance.spark.validators import all_of, no_new_dvs_for, still_live
-from maintenance.table.health import TableHealth
 
 log = structlog.get_logger(__name__)
-POSITION_BYTES = 48  # a (path, position) entry as Spark handles it
 
 
 def run(ctx: JobContext, plan: RewritePlan) -> JobOutcome:
     if plan.to_deletion_vectors:
         return to_deletion_vectors(ctx, plan)
-    records_read, records_live, records_kept, written = _combine(ctx, plan, ctx.staging_dir)
+    ctx.phase("write")  # the delete files are read and written in one pass
+    records_read, records_live, records_kept, written = _combine(ctx, plan, ctx.output_dir)
     change, added, bytes_written = _change(ctx, plan, written)
     snapshot_id = ctx.publish(change)
     return JobOutcome(
@@ -87,8 +85,8 @@ def to_deletion_vectors(ctx: JobContext, plan: RewritePlan) -> JobOutcome:
     )
     ctx.progress("deletion vectors written", deletion_vectors_added=len(dvs.added))
     # Iceberg's planning refuses a data file with two DVs, so where the parent has one its
-    # rows cannot be read: proved by the positions deleted instead (`jobs/verification.py`).
-    snapshot_id = ctx.publish(Change("REWRITE", build, validate, proof=POSITIONS if plan.duplicated_dvs else ROWS))
+    # rows cannot be read: proved by the positions deleted instead (`publish/proofs/positions.py`).
+    snapshot_id = ctx.publish(Change("REWRITE", build, validate, proof=POSITIONS if plan.duplicated_dvs else DELETED_ROWS))
     records_read = sum(d.records for d in plan.deletes)
     return JobOutcome(
         COMMITTED,
@@ -106,11 +104,6 @@ def to_deletion_vectors(ctx: JobContext, plan: RewritePlan) -> JobOutcome:
             "snapshots_published": 1,
         },
     )
-
-
-def estimate(health: TableHealth) -> float:
-    """Reads and writes every position."""
-    return 3.0 + 2 * health.position_delete_records * POSITION_BYTES / SCAN_BYTES_PER_S
 
 
 def _combine(ctx: JobContext, plan: RewritePlan, output_dir: str) -> tuple[int, int, int, dict[str, list[str]]]:
@@ -147,4 +140,4 @@ def _change(ctx: JobContext, plan: RewritePlan, written: dict[str, list[str]]) -
         partition = samples[sample_paths[plan.partitions[part]]].partition() if values else None
         added += [(builder.position_delete_file(location, spec_id, partition), plan.sequence_numbers[part]) for location in locations]
     build = delete_file_rewrite(spark, plan.snapshot_id, [old[d.path] for d in plan.deletes], added)
-    return Change("REWRITE", build), len(added), sum(int(f.fileSizeInBytes()) for f, _ in added)
+    return Change("REWRITE", build, proof=DELETED_ROWS), len(added), sum(int(f.fileSizeInBytes()) for f, _ in added)

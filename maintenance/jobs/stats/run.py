@@ -14,12 +14,11 @@ import structlog
 
 from maintenance.catalogs import load_table
 from maintenance.errors import IcemaintError, SparkJobError
-from maintenance.jobs.context import JobContext
-from maintenance.jobs.outcome import COMMITTED, JobOutcome
-from maintenance.jobs.spec import SCAN_BYTES_PER_S
 from maintenance.jobs.stats.plan import StatsPlan
-from maintenance.spark.jvm import JavaObject, java_long, jvm
-from maintenance.table.health import TableHealth
+from maintenance.run.context import JobContext
+from maintenance.run.outcome import COMMITTED, JobOutcome
+from maintenance.spark.iceberg_actions import compute_partition_stats, compute_table_stats
+from maintenance.spark.jvm import JavaObject
 from maintenance.table.paths import normalise
 
 log = structlog.get_logger(__name__)
@@ -27,24 +26,23 @@ log = structlog.get_logger(__name__)
 
 def run(ctx: JobContext, plan: StatsPlan) -> JobOutcome:
     spark = ctx.spark
-    actions = jvm(spark).org.apache.iceberg.spark.actions.SparkActions.get(spark._jsparkSession)  # type: ignore[attr-defined]
     assert plan.snapshot_id is not None  # an empty plan does not run
-    snapshot = java_long(spark, plan.snapshot_id)
+    snapshot_id = plan.snapshot_id
     written: list[str] = []
+    data_files, data_bytes = _snapshot_data(ctx, plan.snapshot_id)
     if plan.columns:
+        ctx.progress("sketching columns", columns=len(plan.columns), data_files_to_read=data_files, bytes_to_read=data_bytes)
         def sketch(table: JavaObject) -> None:
-            columns = spark.sparkContext._gateway.new_array(jvm(spark).java.lang.String, len(plan.columns))  # type: ignore[attr-defined]
-            for index, name in enumerate(plan.columns):
-                columns[index] = name
-            result = actions.computeTableStats(table).snapshot(snapshot).columns(columns).execute()
-            written.append(str(result.statisticsFile().path()))
+            written.append(compute_table_stats(spark, table, snapshot_id, plan.columns))
 
         ctx.commit_by_action(sketch, "STATS table statistics")
     if plan.partition_stats:
+        ctx.progress("computing partition statistics", data_files=data_files)
+
         def partitions(table: JavaObject) -> None:
-            result = actions.computePartitionStats(table).snapshot(snapshot).execute()
-            if result.statisticsFile() is not None:
-                written.append(str(result.statisticsFile().path()))
+            path = compute_partition_stats(spark, table, snapshot_id)
+            if path is not None:
+                written.append(path)
 
         try:
             ctx.commit_by_action(partitions, "STATS partition statistics")
@@ -67,6 +65,10 @@ def run(ctx: JobContext, plan: StatsPlan) -> JobOutcome:
                       effect=effect)
 
 
-def estimate(health: TableHealth) -> float:
-    """Reads the snapshot's data once."""
-    return 5.0 + health.data_bytes / SCAN_BYTES_PER_S
+def _snapshot_data(ctx: JobContext, snapshot_id: int) -> tuple[int, int]:
+    """The data files and bytes the sketches read: the planned snapshot's, as its summary
+    counts them (no manifest read)."""
+    snapshot = ctx.metadata.table.metadata.snapshot_by_id(snapshot_id)
+    summary = snapshot.summary.additional_properties if snapshot is not None and snapshot.summary is not None else {}
+    return int(summary.get("total-data-files") or 0), int(summary.get("total-files-size") or 0)
+

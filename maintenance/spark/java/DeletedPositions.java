@@ -32,15 +32,31 @@ import org.apache.iceberg.deletes.PositionDeleteIndex;
 public class DeletedPositions {
   private static final BigInteger MODULUS = BigInteger.ONE.shiftLeft(256);
 
-  /** `deletesByDataFile`: data file location -> the Java DeleteFiles applying to it. */
-  public String digest(final Table table, Map deletesByDataFile) throws NoSuchAlgorithmException {
+  private long count;
+  private String digest;
+
+  /** How many positions the last `read` found deleted. */
+  public long count() {
+    return count;
+  }
+
+  /** Their digest (hexadecimal). */
+  public String digest() {
+    return digest;
+  }
+
+  /**
+   * Reads the positions deleted in each data file; `deletesByDataFile`: data file location ->
+   * the Java DeleteFiles applying to it. `count` and `digest` then say what it read.
+   */
+  public void read(final Table table, Map deletesByDataFile) throws NoSuchAlgorithmException {
     BaseDeleteLoader loader = new BaseDeleteLoader(new java.util.function.Function() {
       public Object apply(Object file) {
         return table.io().newInputFile((DeleteFile) file);
       }
     });
     BigInteger sum = BigInteger.ZERO;
-    long count = 0;
+    long deleted = 0;
     Iterator entries = deletesByDataFile.entrySet().iterator();
     while (entries.hasNext()) {
       Map.Entry entry = (Map.Entry) entries.next();
@@ -74,9 +90,10 @@ public class DeletedPositions {
             (byte) (position >>> 24), (byte) (position >>> 16), (byte) (position >>> 8), (byte) position});
         seen[0]++;
       }
-      count += seen[0];
+      deleted += seen[0];
       sum = sum.add(new BigInteger(1, sha.digest()));
     }
-    return count + ":" + sum.mod(MODULUS).toString(16);
+    count = deleted;
+    digest = sum.mod(MODULUS).toString(16);
   }
 }

@@ -47,18 +47,15 @@ public class LiveEntries {
       "content", "file_path", "partition", "record_count", "file_size_in_bytes", "first_row_id",
       "lower_bounds", "upper_bounds", "null_value_counts", "value_counts"});
 
-  /** "COUNT:DIGEST" of the live entries of the snapshot. */
-  public String digest(Table table, String snapshotId) throws java.io.IOException, NoSuchAlgorithmException {
-    return digest(table, snapshotId, true);
-  }
+  private long count;
+  private String digest;
 
-  /** The same, of every live entry but position delete files and DVs: what a change that
-   *  rewrites only those must leave alone (the positions they delete are compared apart). */
-  public String digestWithoutPositionDeletes(Table table, String snapshotId) throws java.io.IOException, NoSuchAlgorithmException {
-    return digest(table, snapshotId, false);
-  }
-
-  private String digest(Table table, String snapshotId, boolean positionDeletes) throws java.io.IOException, NoSuchAlgorithmException {
+  /**
+   * Reads the live entries of the snapshot (`positionDeletes` false: every live entry but
+   * position delete files and DVs, what a change that rewrites only those must leave alone;
+   * the positions they delete are compared apart); `count` and `digest` then say what it read.
+   */
+  public void read(Table table, String snapshotId, boolean positionDeletes) throws java.io.IOException, NoSuchAlgorithmException {
     Snapshot snapshot = table.snapshot(Long.parseLong(snapshotId));
     if (snapshot == null) {
       throw new IllegalArgumentException("table has no snapshot " + snapshotId);
@@ -66,7 +63,7 @@ public class LiveEntries {
     Map specs = table.specs();
     MessageDigest sha = MessageDigest.getInstance("SHA-256");
     BigInteger sum = BigInteger.ZERO;
-    long count = 0;
+    long entries = 0;
     Iterator manifests = snapshot.allManifests(table.io()).iterator();
     while (manifests.hasNext()) {
       ManifestFile manifest = (ManifestFile) manifests.next();
@@ -85,13 +82,24 @@ public class LiveEntries {
           }
           byte[] hash = sha.digest(entry(file, (PartitionSpec) specs.get(Integer.valueOf(file.specId()))).getBytes(StandardCharsets.UTF_8));
           sum = sum.add(new BigInteger(1, hash));
-          count++;
+          entries++;
         }
       } finally {
         reader.close();
       }
     }
-    return count + ":" + sum.mod(MODULUS).toString(16);
+    count = entries;
+    digest = sum.mod(MODULUS).toString(16);
+  }
+
+  /** How many live entries the last `read` read. */
+  public long count() {
+    return count;
+  }
+
+  /** Their digest (hexadecimal). */
+  public String digest() {
+    return digest;
   }
 
   private static String entry(ContentFile file, PartitionSpec spec) {

@@ -89,15 +89,8 @@ public class ObservedReads implements QueryExecutionListener {
       String name = (String) entry._1();
       if (name.startsWith(prefix)) {
         Row row = (Row) entry._2();
-        StringBuilder values = new StringBuilder();
-        for (int i = 0; i < row.length(); i++) {
-          if (i > 0) {
-            values.append(",");
-          }
-          values.append(row.isNullAt(i) ? "" : row.get(i).toString());
-        }
         synchronized (this) {
-          found.put(name, values.toString());
+          found.put(name, row);
           notifyAll();
         }
       }
@@ -107,9 +100,9 @@ public class ObservedReads implements QueryExecutionListener {
   public void onFailure(String funcName, QueryExecution qe, Exception exception) {
   }
 
-  /** The metrics observed under `name` as comma-separated values (an empty value for a
-   * NULL), waiting up to `timeoutMillis` for them; null when they did not come. */
-  public synchronized String take(String name, long timeoutMillis) throws InterruptedException {
+  /** The metrics observed under `name`, as Spark's row of them (their values typed; a NULL
+   * is null), waiting up to `timeoutMillis` for them; null when they did not come. */
+  public synchronized Row take(String name, long timeoutMillis) throws InterruptedException {
     long deadline = System.currentTimeMillis() + timeoutMillis;
     while (!found.containsKey(name)) {
       long left = deadline - System.currentTimeMillis();
@@ -118,6 +111,6 @@ public class ObservedReads implements QueryExecutionListener {
       }
       wait(left);
     }
-    return (String) found.remove(name);
+    return (Row) found.remove(name);
   }
 }

@@ -17,8 +17,8 @@ import pytest
 
 from maintenance.catalogs import TableRef
 from maintenance.config import Config
-from maintenance.jobs.outcome import COMMITTED
-from maintenance.jobs.runner import run_job
+from maintenance.run.outcome import COMMITTED
+from maintenance.run.runner import run_job
 from maintenance.ui.pages import StatusPages
 from maintenance.ui.status import StatusCache
 from maintenance.workload.shape import TableShape

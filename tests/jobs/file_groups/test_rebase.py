@@ -13,8 +13,8 @@ import pytest
 
 from maintenance.catalogs import TableRef
 from maintenance.config import Config
-from maintenance.jobs.outcome import COMMITTED
-from maintenance.jobs.runner import run_job
+from maintenance.run.outcome import COMMITTED
+from maintenance.run.runner import run_job
 from maintenance.workload.shape import TableShape
 from tests.conftest import CdcFactory
 from tests.support.helpers import NormalRow, model_rows, spark_rows

@@ -18,8 +18,8 @@ import pytest
 
 from maintenance.catalogs import TableRef
 from maintenance.config import Config
-from maintenance.jobs.outcome import COMMITTED
-from maintenance.jobs.runner import run_job
+from maintenance.run.outcome import COMMITTED
+from maintenance.run.runner import run_job
 from tests.conftest import fresh_ref
 from tests.support.iceberg_oracle import FrozenRows
 from tests.support.row_deltas import position_deletes

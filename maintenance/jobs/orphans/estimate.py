@@ -1,0 +1,17 @@
+"""ORPHANS's rough duration for `icemaint plan`, from the table's health alone.
+
+Not in the job's runner module, which imports Spark's side of the job: every evaluation
+estimates every enabled job of every table, and needs none of that (a cron `plan` imported
+every runner for it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from maintenance.table.health import TableHealth
+
+
+def estimate(health: TableHealth) -> float:
+    return 1.0 + (health.data_files + health.delete_files) / 10_000

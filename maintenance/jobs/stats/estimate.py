@@ -1,0 +1,20 @@
+"""STATS's rough duration for `icemaint plan`, from the table's health alone.
+
+Not in the job's runner module, which imports Spark's side of the job: every evaluation
+estimates every enabled job of every table, and needs none of that (a cron `plan` imported
+every runner for it).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from maintenance.jobs.spec import SCAN_BYTES_PER_S
+
+if TYPE_CHECKING:
+    from maintenance.table.health import TableHealth
+
+
+def estimate(health: TableHealth) -> float:
+    """Reads the snapshot's data once."""
+    return 5.0 + health.data_bytes / SCAN_BYTES_PER_S

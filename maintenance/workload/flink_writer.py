@@ -1,0 +1,250 @@
+"""`icemaint workload cdc --writer flink`: the CDC workload written by Apache Flink's Iceberg
+sink in upsert mode, the streaming writer icemaint exists for, instead of the generator.
+
+icemaint plans the events from the same model as the generator (so `expected_rows` and the
+row-level oracle exist), writes them to a file, and runs `flink_job.py` under the Flink
+writer's own Python environment (`make flink`) as a child process, its settings in a file
+(never on a command line: the catalog's properties may hold secrets). The job upserts into
+the table through the `iceberg` connector: one commit per checkpoint, equality deletes on
+the key, position deletes for keys rewritten within a checkpoint (deletion vectors on format
+3: the sink writes them from Iceberg 1.10 on). The summary counts what the job's commits
+added, read from the snapshots Flink stamped with its job id.
+
+Flink's upsert sink needs every partition source column among its equality fields (an old
+row in another partition could not be deleted otherwise), and its SQL connector takes them
+from the table's identifier fields (Iceberg 1.11's `IcebergTableSink` drops the DDL's
+primary key). A table keyed by `id` and partitioned by `region` therefore gets the
+identifier fields (id, region): the same rows, since a key's region never changes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import structlog
+from pyiceberg.table import Table
+
+from maintenance.catalogs import TableRef, load_table
+from maintenance.config import Config
+from maintenance.errors import ConfigError, FlinkJobError, UsageError
+from maintenance.spark.errors import java_errors
+from maintenance.spark.jars import FLINK, jars_for
+from maintenance.spark.session import SYSTEM_SQLITE_JDBC, java_catalog_properties
+from maintenance.workload.cdc import CdcOptions, CdcResult, prepare_cdc_table
+from maintenance.workload.model import CdcModel, Change
+from maintenance.workload.shape import COLUMNS, TableShape
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+log = structlog.get_logger(__name__)
+
+FLINK_PYTHON_ENV = "ICEMAINT_FLINK_PYTHON"
+FLINK_JOB = Path(__file__).with_name("flink_job.py")
+JOB_START_ALLOWANCE_S = 120  # the job's JVM, mini-cluster and Python worker starting, and its last commit
+_UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_FLINK_TYPES = {"TIMESTAMP": "TIMESTAMP_LTZ(6)"}  # Spark's TIMESTAMP is Iceberg's timestamptz; other names are the same in Flink
+_KINDS = {"insert": "I", "update": "U", "delete": "D"}
+
+
+@dataclass(frozen=True)
+class FlinkOptions:
+    checkpoint_interval_s: float = 2.0
+    parallelism: int = 1  # of the sink's writers; the source and the event map run with 1
+
+    def __post_init__(self) -> None:
+        if not 0.2 <= self.checkpoint_interval_s <= 600:
+            raise UsageError("--checkpoint-interval must be between 0.2 and 600 seconds")
+        if self.parallelism not in (1, 2):
+            raise UsageError("--parallelism must be 1 or 2")
+
+
+def flink_python() -> Path:
+    """The Flink writer's interpreter: `$ICEMAINT_FLINK_PYTHON`, else `.venv-flink` beside
+    the environment icemaint runs in (what `make flink` makes)."""
+    configured = os.environ.get(FLINK_PYTHON_ENV)
+    path = Path(configured).expanduser() if configured else Path(sys.prefix).parent / ".venv-flink" / "bin" / "python"
+    if not path.is_file():
+        raise ConfigError(f"the Flink writer's Python environment is not installed ({path} is missing): install it with 'make flink'")
+    return path
+
+
+def hadoop_classpath() -> list[str]:
+    """Hadoop's client, which Iceberg's Flink runtime needs (its catalogs and HadoopFileIO)
+    and does not bundle, from pyspark's own jars; and the SQLite JDBC driver. They go on the
+    JVM's class path, not `pipeline.jars`: Flink loads `org.apache.hadoop` parent-first, and
+    JDBC's DriverManager refuses a driver loaded by another class loader than its caller's."""
+    import pyspark
+
+    folder = Path(pyspark.__file__).parent / "jars"
+    found = []
+    for pattern in ("hadoop-client-api-*.jar", "hadoop-client-runtime-*.jar", "commons-logging-*.jar"):
+        matches = sorted(folder.glob(pattern))
+        if not matches:
+            raise ConfigError(f"no {pattern} in {folder}: the Flink writer takes Hadoop's client from pyspark's jars")
+        found.append(str(matches[-1]))
+    return [*found, SYSTEM_SQLITE_JDBC]
+
+
+def equality_columns(table: Table, shape: TableShape) -> list[str]:
+    """The key's columns and every partition source column not among them (module docstring)."""
+    schema = table.schema()
+    columns = list(shape.key_columns)
+    for field in table.spec().fields:
+        name = schema.find_field(field.source_id).name
+        if name not in columns:
+            columns.append(name)
+    return columns
+
+
+@dataclass(frozen=True)
+class FlinkRuntime:
+    """What the job runs with, all found before any work starts (a missing piece is exit 2)."""
+
+    interpreter: Path
+    classpath: list[str]
+    runtime_jars: list[str]
+
+
+def check_flink_writer(config: Config, ref: TableRef) -> FlinkRuntime:
+    """The Flink writer can write `ref`: checked before Spark starts, so a missing install
+    costs no JVM."""
+    catalog = config.catalog(ref.catalog)
+    if catalog.type != "sql":
+        raise UsageError(f"the Flink writer runs on SQL catalogs for now, not on '{ref.catalog}' ({catalog.type})")
+    if len(ref.namespace) != 1:
+        raise UsageError(f"the Flink writer takes a table in a one-level namespace, not '{ref}'")
+    return FlinkRuntime(flink_python(), hadoop_classpath(), jars_for(FLINK))
+
+
+def run_flink_workload(spark: SparkSession, config: Config, ref: TableRef, options: CdcOptions, flink: FlinkOptions, runtime: FlinkRuntime,
+                       progress: Callable[[str], None] = lambda phase: None) -> tuple[CdcResult, CdcModel]:
+    """Create or extend `ref`, stream `options.rows` events into it through Flink over about
+    `options.commits` checkpoints, and return the summary (counted from the job's commits)
+    and the model."""
+    catalog = config.catalog(ref.catalog)
+    table, shape, model, created = prepare_cdc_table(spark, config, ref, options)
+    keys = equality_columns(table, shape)
+    if [table.schema().find_field(i).name for i in sorted(table.schema().identifier_field_ids)] != sorted(keys, key=_field_order):
+        with java_errors(f"set the identifier fields of {ref}"):
+            spark.sql(f"ALTER TABLE {ref.spark_name} SET IDENTIFIER FIELDS {', '.join(keys)}")
+    changes = model.plan_changes(options.rows, options.update_ratio, options.delete_ratio)
+
+    folder = config.home / "flink" / f"{ref.name}-{time.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
+    folder.mkdir(parents=True, exist_ok=True)
+    events_file = folder / "events.jsonl"
+    events_file.write_text("".join(json.dumps(_wire(change)) + "\n" for change in changes), encoding="utf-8")
+    planned_s = options.commits * flink.checkpoint_interval_s
+    timeout_s = JOB_START_ALLOWANCE_S + 2 * planned_s
+    settings = {
+        "columns": [[name, _FLINK_TYPES.get(sql_type, sql_type), nullable] for name, sql_type, nullable in COLUMNS],
+        "equality_columns": keys,
+        "catalog_name": ref.catalog,
+        "database": ref.namespace[0],
+        "table": ref.name,
+        "catalog_properties": {"catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog", **java_catalog_properties(catalog)},
+        "parallelism": flink.parallelism,
+        "events": len(changes),
+        "events_per_second": len(changes) / planned_s,
+        "events_file": str(events_file),
+        "outcome_file": str(folder / "outcome.json"),
+        "timeout_s": timeout_s,
+        "flink_configuration": {
+            "pipeline.jars": ";".join(Path(jar).as_uri() for jar in runtime.runtime_jars),
+            "pipeline.name": f"icemaint workload cdc {ref}",
+            "execution.checkpointing.interval": f"{int(flink.checkpoint_interval_s * 1000)} ms",
+            # Every operator but the sink's writers (`write-parallelism`) runs with one
+            # subtask: two between the event map and the writers would reorder a key's events.
+            "parallelism.default": "1",
+            "restart-strategy.type": "none",  # a failure ends the job: the workload reports it
+            "python.executable": str(runtime.interpreter),
+            "python.client.executable": str(runtime.interpreter),
+        },
+        # The rows are already a changelog with the sink's key: no materializing operator.
+        "table_configuration": {"table.exec.sink.upsert-materialize": "NONE"},
+    }
+    settings_file = folder / "settings.json"
+    settings_file.touch(mode=0o600)
+    settings_file.write_text(json.dumps(settings), encoding="utf-8")
+    progress("running the Flink job")
+    try:
+        outcome = _run_job(runtime.interpreter, settings_file, folder, runtime.classpath, timeout_s)
+    finally:
+        settings_file.unlink(missing_ok=True)
+    events_file.unlink()  # as large as the workload; the job's log stays
+    result = _summary(load_table(config, ref), ref, shape, created, outcome["job_id"], changes)
+    result.expected_rows = len(model.rows)
+    log.info("flink cdc workload written", seconds=outcome.get("seconds"), job_id=outcome["job_id"], log_folder=str(folder), **result.to_json())
+    return result, model
+
+
+def _field_order(name: str) -> int:
+    return [column for column, _, _ in COLUMNS].index(name)
+
+
+def _wire(change: Change) -> list[object]:
+    """One line of the events file (flink_job.py's format): kind, then the columns, the
+    amount as exact text and the timestamp as epoch milliseconds (the model's are whole ms)."""
+    row_id, region, customer, amount, status, updated_at, version = change.row
+    millis = (updated_at - _UNIX_EPOCH) // timedelta(milliseconds=1)
+    return [_KINDS[change.kind], row_id, region, customer, f"{amount:f}", status, millis, version]
+
+
+def _run_job(interpreter: Path, settings_file: Path, folder: Path, classpath: list[str], timeout_s: float) -> dict[str, object]:
+    """The job as a child process in its own process group, killed whole at the deadline."""
+    env = {**os.environ, "HADOOP_CLASSPATH": os.pathsep.join(classpath), "FLINK_LOG_DIR": str(folder)}
+    with (folder / "job.log").open("wb") as job_log:
+        process = subprocess.Popen([str(interpreter), str(FLINK_JOB), str(settings_file)], stdin=subprocess.DEVNULL,
+                                   stdout=job_log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
+        try:
+            code = process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=30)
+            raise FlinkJobError(f"the Flink job did not finish within {timeout_s:.0f} s (log: {folder / 'job.log'})") from None
+    outcome_file = folder / "outcome.json"
+    outcome = json.loads(outcome_file.read_text()) if outcome_file.is_file() else {}
+    if code != 0 or "job_id" not in outcome:
+        reason = outcome.get("error") or f"exit code {code}"
+        raise FlinkJobError(f"the Flink job failed: {reason} (log: {folder / 'job.log'})")
+    return outcome
+
+
+_SUMMARY_COUNTERS = {
+    "data_files": "added-data-files",
+    "equality_delete_files": "added-equality-delete-files",
+    "equality_delete_rows": "added-equality-deletes",
+    "position_delete_files": "added-position-delete-files",
+    "position_delete_rows": "added-position-deletes",
+}
+
+
+def _summary(table: Table, ref: TableRef, shape: TableShape, created: bool, job_id: str, changes: list[Change]) -> CdcResult:
+    """The generator's summary, counted from the snapshots the job committed (its job id in
+    their summaries); a deletion vector counts as a position delete file, as in the generator."""
+    result = CdcResult(table=str(ref), shape=shape.encode(), created=created)
+    for snapshot in table.metadata.snapshots:
+        summary = snapshot.summary.additional_properties if snapshot.summary else {}
+        if summary.get("flink.job-id") != job_id:
+            continue
+        result.commits += 1
+        for name, key in _SUMMARY_COUNTERS.items():
+            setattr(result, name, getattr(result, name) + int(summary.get(key, 0)))
+        result.position_delete_files += int(summary.get("added-dvs", 0))
+    result.inserts = sum(change.kind == "insert" for change in changes)
+    result.updates = sum(change.kind == "update" for change in changes)
+    result.deletes = sum(change.kind == "delete" for change in changes)
+    current = table.current_snapshot()
+    result.snapshot_id = current.snapshot_id if current else None
+    return result
