@@ -9,8 +9,9 @@ the interrupt came while the JVM was still starting, holding the terminal's pipe
 
 PySpark installs its own SIGINT handler when Spark starts, which calls the JVM from inside
 the handler; when the main thread is itself in a Py4J call, that second call on the same
-connection breaks both. `spark.session` puts ours back (`reinstall`). The daemon installs
-its own handlers: it drains instead.
+connection breaks both. `spark.session` puts ours back (`reinstall`); a signal that comes
+while PySpark's is in place still counts (`requested` reads what the C-level handler wrote).
+The daemon installs its own handlers: it drains instead.
 
 A second SIGINT or SIGTERM stops the process at once, whatever it is doing: the cleanup the
 first one started (recording the run, releasing the lease, a daemon's drain) is given up,
@@ -26,6 +27,7 @@ what a killed process leaves, and recovering from that is the lease's job: the r
 from __future__ import annotations
 
 import os
+import select
 import signal
 import threading
 from pathlib import Path
@@ -33,6 +35,9 @@ from pathlib import Path
 _requested = threading.Event()
 _reported = threading.Event()  # the one line about the interrupt is out (`cli/exits.py`)
 _installed = False
+_counting = threading.Lock()  # held while signal numbers are read from the pipe and counted
+_read_fd: int | None = None  # the pipe `signal.set_wakeup_fd` writes to, once `install` ran
+_seen = 0  # SIGINT and SIGTERM counted so far
 _STOPS = (signal.SIGINT, signal.SIGTERM)
 SECOND_INTERRUPT = "icemaint: error: interrupted twice: stopped at once, without cleaning up (leases it held expire by themselves)\n"
 
@@ -49,24 +54,49 @@ def install() -> None:
 def _watch() -> None:
     """Count SIGINT and SIGTERM as they arrive, in a thread of its own: the second stops the
     process at once (`stop_now`), even while the main thread is stuck in a call."""
+    global _read_fd
     read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
     os.set_blocking(write_fd, False)
     signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)  # the C-level handler writes each signal's number
+    _read_fd = read_fd
 
     def count() -> None:
-        seen = 0
         while True:
             try:
-                numbers = os.read(read_fd, 64)
+                select.select([read_fd], [], [])
             except InterruptedError:
                 continue
-            except OSError:
+            except (OSError, ValueError):
                 return
-            seen += sum(1 for number in numbers if number in _STOPS)
-            if seen >= 2:
-                stop_now()
+            with _counting:
+                if not _take_pending():
+                    return
 
     threading.Thread(target=count, name="icemaint-interrupts", daemon=True).start()
+
+
+def _take_pending() -> bool:
+    """Count the signal numbers waiting in the pipe (the caller holds `_counting`); False once
+    the pipe is closed. Whoever reads a number counts it before letting go of the lock, so a
+    reader that finds the pipe empty after taking the lock sees every signal already counted."""
+    global _seen
+    assert _read_fd is not None
+    try:
+        numbers = os.read(_read_fd, 64)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    if not numbers:
+        return False
+    stops = sum(1 for number in numbers if number in _STOPS)
+    if stops:
+        _requested.set()
+        _seen += stops
+    if _seen >= 2:
+        stop_now()
+    return True
 
 
 def stop_now() -> None:
@@ -98,7 +128,17 @@ def on_signal(signum: int, frame: object) -> None:
 
 
 def requested() -> bool:
-    """Whether SIGINT or SIGTERM came: an error seen since is the interrupt's doing."""
+    """Whether SIGINT or SIGTERM came: an error seen since is the interrupt's doing.
+
+    Not only our handler counts: while PySpark's own SIGINT handler is installed (from inside
+    SparkContext's start until `reinstall`), a Ctrl-C runs PySpark's, whose call into the JVM
+    can fail the job with a Py4J error and never reach `on_signal`. The C-level handler wrote
+    the signal's number to the pipe before any Python handler ran, so reading the pipe here
+    (under the lock the counting thread holds while it counts) answers for every signal that
+    came before this call."""
+    if _read_fd is not None:
+        with _counting:
+            _take_pending()
     return _requested.is_set()
 
 

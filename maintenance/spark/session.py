@@ -347,8 +347,8 @@ def _start(config: Config) -> SparkSession:
     with _environment_without_secrets():
         _launch_jvm(config, at_start)
         session = builder.getOrCreate()
-    _apply_secrets(session, after_start)
     interrupts.reinstall()  # PySpark's SIGINT handler calls the JVM from inside the handler
+    _apply_secrets(session, after_start)
     _local_disks_without_forks(session)
     _prompt_delete_loads(session)
     return session
