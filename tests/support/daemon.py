@@ -36,18 +36,20 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def daemon_config(tmp_path: Path, config: Config, state_url: str, namespace: str, name: str) -> tuple[Path, int]:
+def daemon_config(tmp_path: Path, config: Config, state_url: str, namespace: str, name: str, *, policy: str | None = None,
+                  max_concurrent_jobs: int = 2) -> tuple[Path, int]:
     """A daemon's config on `config`'s home, whose catalog is made here if the test made no
-    table yet (icemaint never creates the catalog it maintains)."""
+    table yet (icemaint never creates the catalog it maintains); `policy` (a policy file's
+    text) instead of `POLICY` on `namespace`."""
     get_catalog(config, config.default_catalog)
     policies = tmp_path / "policies"
     policies.mkdir(exist_ok=True)
-    (policies / "test.yaml").write_text(POLICY.format(namespace=namespace))
+    (policies / "test.yaml").write_text(policy if policy is not None else POLICY.format(namespace=namespace))
     port = free_port()
     path = tmp_path / f"{name}.yaml"
     path.write_text(
         f"home: {config.home}\nstate:\n  url: {state_url}\npolicies: {policies}\n"
-        f"daemon:\n  interval: 2s\n  spark_idle: 5s\n  shutdown_grace: 60s\n  metrics_port: {port}\n  max_concurrent_jobs: 2\n"
+        f"daemon:\n  interval: 2s\n  spark_idle: 5s\n  shutdown_grace: 60s\n  metrics_port: {port}\n  max_concurrent_jobs: {max_concurrent_jobs}\n"
         "spark:\n  master: local[1]\n  conf:\n    spark.sql.shuffle.partitions: '2'\n    spark.ui.enabled: 'false'\n"
     )
     return path, port
