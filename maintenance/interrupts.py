@@ -11,7 +11,7 @@ PySpark installs its own SIGINT handler when Spark starts, which calls the JVM f
 the handler; when the main thread is itself in a Py4J call, that second call on the same
 connection breaks both. `spark.session` puts ours back (`reinstall`); a signal that comes
 while PySpark's is in place still counts (`requested` reads what the C-level handler wrote).
-The daemon installs its own handlers: it drains instead.
+The daemon installs its own handlers (`hand_over`): it drains instead.
 
 A second SIGINT or SIGTERM stops the process at once, whatever it is doing: the cleanup the
 first one started (recording the run, releasing the lease, a daemon's drain) is given up,
@@ -38,6 +38,7 @@ _installed = False
 _counting = threading.Lock()  # held while signal numbers are read from the pipe and counted
 _read_fd: int | None = None  # the pipe `signal.set_wakeup_fd` writes to, once `install` ran
 _seen = 0  # SIGINT and SIGTERM counted so far
+_interrupts_jobs = True  # a first signal interrupts the command's job; False once a command handles it (`hand_over`)
 _STOPS = (signal.SIGINT, signal.SIGTERM)
 SECOND_INTERRUPT = "icemaint: error: interrupted twice: stopped at once, without cleaning up (leases it held expire by themselves)\n"
 
@@ -92,7 +93,8 @@ def _take_pending() -> bool:
         return False
     stops = sum(1 for number in numbers if number in _STOPS)
     if stops:
-        _requested.set()
+        if _interrupts_jobs:
+            _requested.set()
         _seen += stops
     if _seen >= 2:
         stop_now()
@@ -136,10 +138,19 @@ def requested() -> bool:
     the signal's number to the pipe before any Python handler ran, so reading the pipe here
     (under the lock the counting thread holds while it counts) answers for every signal that
     came before this call."""
-    if _read_fd is not None:
+    if _read_fd is not None and _interrupts_jobs:
         with _counting:
             _take_pending()
     return _requested.is_set()
+
+
+def hand_over() -> None:
+    """A command that answers SIGINT and SIGTERM itself (the daemon drains, `ui` stops serving)
+    installs its own handlers after this: a first signal is then its business and interrupts no
+    job (a job the daemon cancels after its grace fails as cancelled); a second one still stops
+    the process at once."""
+    global _interrupts_jobs
+    _interrupts_jobs = False
 
 
 def end_children(signum: int = signal.SIGTERM) -> None:

@@ -54,3 +54,24 @@ def test_no_signal_is_not_requested_and_a_second_one_stops_at_once() -> None:
     assert "still running" not in proc.stdout
     assert proc.returncode == 130
     assert proc.stderr == SECOND_INTERRUPT
+
+
+def test_after_a_hand_over_a_first_signal_is_the_commands_and_a_second_still_stops_at_once() -> None:
+    """The daemon drains on SIGTERM: the job it cancels after its grace is `failed`
+    (cancelled), not `interrupted`, and a second signal still stops the process."""
+    proc = _run("""
+        import os, signal, time
+        from maintenance import interrupts
+        interrupts.install()
+        interrupts.hand_over()
+        signal.signal(signal.SIGTERM, lambda signum, frame: print("draining", flush=True))
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.2)
+        print("requested", interrupts.requested(), flush=True)
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+        print("still running", flush=True)
+    """)
+    assert proc.stdout.split("\n")[:2] == ["draining", "requested False"], proc.stdout
+    assert "still running" not in proc.stdout
+    assert proc.returncode == 130

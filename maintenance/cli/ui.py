@@ -7,6 +7,7 @@ import threading
 
 import click
 
+from maintenance import interrupts
 from maintenance.cli.app import AppContext, pass_app
 from maintenance.durations import parse_duration
 from maintenance.errors import EXIT_OK, UsageError
@@ -43,6 +44,7 @@ def register(cli: click.Group) -> None:
             raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
         cache.get(wait_s=0)  # the first evaluation starts now, in the background
         stop = threading.Event()
+        interrupts.hand_over()
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.set())
         shown = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host

@@ -50,6 +50,7 @@ from datetime import datetime, timezone
 
 import structlog
 
+from maintenance import interrupts
 from maintenance.backoff import doubling
 from maintenance.config import Config
 from maintenance.daemon.health import POLICIES, SPARK, STATE, Dependencies, catalog
@@ -115,6 +116,7 @@ class Daemon:
         from apscheduler.schedulers.background import BackgroundScheduler
 
         self._refuse_misconfigured_state()
+        interrupts.hand_over()
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._on_signal)
         server = None
