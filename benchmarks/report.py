@@ -61,6 +61,7 @@ FULL = {
                              "--defer-hot-window", "2m", "--writer-lead-s", "60"],
     "under_writers_hot_v3": ["--minutes", "10", "--format-version", "3", "--rows", "200000", "--commits", "20", "--partitions", "64", "--hot-partitions", "8",
                              "--defer-hot-window", "2m", "--writer-lead-s", "60"],
+    "under_flink": ["--minutes", "10", "--checkpoint-interval", "5", "--rows", "300000", "--partitions", "16", "--every-s", "60"],
 }
 SCRIPTS = {"under_writers_v2": "under_writers", "under_writers_v3": "under_writers", "under_writers_hot_off": "under_writers",
            "under_writers_hot_v2": "under_writers", "under_writers_hot_v3": "under_writers", "fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale",
@@ -97,6 +98,7 @@ QUICK = {
                              "--defer-hot-window", "2m", "--writer-lead-s", "30"],
     "under_writers_hot_v3": ["--minutes", "1", "--format-version", "3", "--rows", "10000", "--commits", "4", "--partitions", "8", "--hot-partitions", "2",
                              "--defer-hot-window", "2m", "--writer-lead-s", "30"],
+    "under_flink": ["--minutes", "1.5", "--checkpoint-interval", "3", "--rows", "9000", "--partitions", "4", "--every-s", "20"],
 }
 
 
@@ -290,6 +292,7 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     lines += under_writers_section([results[k] for k in ("under_writers_v2", "under_writers_v3")], plan["under_writers_v2"])
     lines += hot_partitions_section([results[k] for k in ("under_writers_hot_off", "under_writers_hot_v2", "under_writers_hot_v3")],
                                     plan["under_writers_hot_v2"])
+    lines += under_flink_section(results, plan)
     return "\n".join(lines) + "\n"
 
 
@@ -570,7 +573,56 @@ def convert_proof_section(results: dict[str, dict], plan: dict, measured: str = 
         rows)
 
 
+def under_flink_section(results: dict[str, dict], plan: dict, measured: str = "") -> list[str]:
+    """icemaint's daemon and Flink's TableMaintenance, each under the same Flink upsert stream."""
+    if "under_flink" not in results:
+        return []
+    r = results["under_flink"]
+    rows = []
+    for c in r["contenders"]:
+        runs = c.get("runs")
+        if runs is not None:
+            statuses = {s: sum(1 for run in runs if run["status"] == s) for s in sorted({run["status"] for run in runs})}
+            planned = sum(int((run.get("counters") or {}).get("groups_planned", 0)) for run in runs)
+            rewritten = sum(int((run.get("counters") or {}).get("groups_rewritten", 0)) for run in runs)
+            failures = ", ".join(f"{k} {v}" for k, v in statuses.items()) + (f"; file groups {rewritten}/{planned} committed" if planned else "")
+        else:
+            failures = f"{c.get('log_errors', 0)} error lines in its log"
+        end, content = c["end_files"], c["content"]
+        operations = ", ".join(f"{op} {n}" for op, n in c["maintenance_operations"].items()) or "none"
+        rows.append([
+            "icemaint daemon" if c["contender"] == "icemaint" else "Flink TableMaintenance",
+            f"{c['writer_exit']} ({c['writer_commits']} commits)",
+            f"{c['maintenance_commits']} ({operations})", failures,
+            f"{end['data_files']} / {end['equality_delete_files']} / {end['position_delete_files']}",
+            f"{end['max_deletes_per_data_file']:.2f}",
+            f"{c['scan_s']:.2f} / {c['compacted_scan_s']:.2f} = **{c['scan_s'] / c['compacted_scan_s']:.2f}x**",
+            f"{c['cpu_s']:.0f}",
+            f"{content['only_in_table']} / {content['only_in_model']} of {content['model_rows']:,}",
+        ])
+    timeline = []
+    for c in r["contenders"]:
+        points = c["timeline"][:: max(1, len(c["timeline"]) // 6)]
+        timeline.append(f"{c['contender']}: " + ", ".join(f"{p['s'] // 60:.0f}m {p['data_files']}/{p['equality_delete_files']}/{p['position_delete_files']}"
+                                                          for p in points))
+    return section(
+        "Under a Flink writer",
+        f"Apache Flink's Iceberg sink upserts {r['rows']:,} events into a table of {r['partitions']} partitions for {r['minutes']:g} minutes, "
+        f"a commit per checkpoint every {r['checkpoint_interval_s']:g} s (30% updates, 5% deletes, one seed: the same events for each "
+        "contender, each on a table of its own, one contender after the other). The writer has no restart strategy: exit 0 means no "
+        "commit of its was refused. icemaint: `icemaint daemon` with the shipped streaming-cdc policy; Flink: Iceberg's TableMaintenance "
+        "(RewriteDataFiles, ExpireSnapshots, DeleteOrphanFiles as Iceberg's quick start configures them, JDBC lock); each contender's "
+        f"schedule cut to {r['every_s']} s (`benchmarks/under_flink.py {' '.join(plan['under_flink'])}`). Files: data / equality deletes / "
+        "position deletes (or DVs) live at the end; deletes per data file: the worst partition; full scan: Spark, every column, median of "
+        "3, beside the same rows written once with no delete file; CPU-s: the contender's whole process tree. "
+        + (measured + " " if measured else "") + "Files over time (data/equality/position): " + "; ".join(timeline) + ".",
+        ["contender", "writer exit (commits)", "maintenance commits", "runs", "files at the end", "deletes per data file",
+         "full scan s / compacted s", "CPU-s", "content: only in table / only in model"],
+        rows)
+
+
 SPLICED = {"Cron over a fleet": (CRON, lambda results, plan, measured: cron_section(results, plan, measured)),
+           "Under a Flink writer": (("under_flink",), lambda results, plan, measured: under_flink_section(results, plan, measured)),
            "CONVERT verified by its deleted rows": (("convert_proof",), lambda results, plan, measured: convert_proof_section(results, plan, measured))}
 
 

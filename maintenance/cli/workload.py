@@ -47,12 +47,14 @@ def register(cli: click.Group) -> None:
     @click.option("--checkpoint-interval", "checkpoint_interval", type=float, default=None,
                   help="Flink writer: seconds between checkpoints, so between commits [default: 2].")
     @click.option("--parallelism", type=click.IntRange(1, 2), default=None, help="Flink writer: the sink's writers [default: 1].")
+    @click.option("--restarts", type=click.IntRange(0, 10), default=None,
+                  help="Flink writer: when its process is killed, restart it from its latest checkpoint, at most this many times [default: 0].")
     @click.option("--model-out", "model_out", type=click.Path(dir_okay=False, writable=True), default=None,
                   help="Write the rows the table must hold afterwards (the model) to this Parquet file.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON, with expected_rows.")
     @pass_app
     def cdc(app: AppContext, table: str, rows: int, commits: int, update_ratio: float, delete_ratio: float, partitions: int, unpartitioned: bool, partitioning: str, key: str, format_version: str, seed: int,
-            writer: str, checkpoint_interval: float | None, parallelism: int | None, model_out: str | None, as_json: bool) -> None:
+            writer: str, checkpoint_interval: float | None, parallelism: int | None, restarts: int | None, model_out: str | None, as_json: bool) -> None:
         """Create (or extend) a merge-on-read table and write K upsert commits like a CDC sink."""
         from pathlib import Path
 
@@ -64,9 +66,10 @@ def register(cli: click.Group) -> None:
                              format_version=int(format_version))
         flink = None
         if writer == "flink":
-            flink = FlinkOptions(checkpoint_interval_s=checkpoint_interval or FlinkOptions.checkpoint_interval_s, parallelism=parallelism or FlinkOptions.parallelism)
-        elif checkpoint_interval is not None or parallelism is not None:
-            raise UsageError("--checkpoint-interval and --parallelism are options of --writer flink")
+            flink = FlinkOptions(checkpoint_interval_s=checkpoint_interval or FlinkOptions.checkpoint_interval_s, parallelism=parallelism or FlinkOptions.parallelism,
+                                 restarts=restarts or 0)
+        elif checkpoint_interval is not None or parallelism is not None or restarts is not None:
+            raise UsageError("--checkpoint-interval, --parallelism and --restarts are options of --writer flink")
         result = generate_cdc(app, table, options, show_progress=wanted(as_json), flink=flink, model_out=Path(model_out) if model_out else None)
         emit_json(result.to_json()) if as_json else emit_fields(f"cdc workload on {result.table}", result.to_json())
 

@@ -34,6 +34,7 @@ DOWNLOAD_TIMEOUT_S = 60  # per read: a stalled mirror fails instead of hanging s
 
 SPARK, S3A, FLINK = "spark", "s3a", "flink"
 SPARK_RUNTIME = "iceberg-spark-runtime-3.5_2.12"
+AWS_BUNDLE = "iceberg-aws-bundle"
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,7 @@ ARTIFACTS: tuple[Artifact, ...] = (
     Artifact("org.apache.iceberg", SPARK_RUNTIME, ICEBERG_VERSION,
              "94b8e36fc329f0293d44ba9e01b784a56e9501affec1842d898144c51f6e486a", 47_964_645, SPARK),
     # S3FileIO (and the other clouds' FileIOs) with the AWS SDK v2, shaded: what a catalog's s3.* settings configure.
-    Artifact("org.apache.iceberg", "iceberg-aws-bundle", ICEBERG_VERSION,
+    Artifact("org.apache.iceberg", AWS_BUNDLE, ICEBERG_VERSION,
              "38f01da7e96850cdd05e6616d758b77b43314b712a8808e3f9a824d56976162f", 63_613_165, SPARK),
     Artifact("org.apache.hadoop", "hadoop-aws", HADOOP_VERSION,
              "53f9ae03c681a30a50aa17524bd9790ab596b28481858e54efd989a826ed3a4a", 962_685, S3A),

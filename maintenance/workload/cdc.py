@@ -61,6 +61,7 @@ class CdcResult:
     position_delete_files: int = 0
     position_delete_rows: int = 0
     expected_rows: int = 0
+    writer_restarts: int = 0  # the Flink writer's, from a checkpoint after its process was killed
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

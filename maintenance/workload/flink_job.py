@@ -122,6 +122,8 @@ def run(settings: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     result = t_env.execute_sql(f"INSERT INTO icemaint_sink SELECT {select} FROM icemaint_changes")
     job_id = str(result.get_job_client().get_job_id())
+    with open(settings["job_ids_file"], "a", encoding="utf-8") as handle:  # before it commits: a killed job's id is known too
+        handle.write(job_id + "\n")
     result.wait(int(settings["timeout_s"] * 1000))
     return {"job_id": job_id, "seconds": round(time.monotonic() - started, 3)}
 

@@ -15,6 +15,17 @@ row in another partition could not be deleted otherwise), and its SQL connector 
 from the table's identifier fields (Iceberg 1.11's `IcebergTableSink` drops the DDL's
 primary key). A table keyed by `id` and partitioned by `region` therefore gets the
 identifier fields (id, region): the same rows, since a key's region never changes.
+
+A Flink process killed outside the job's control (`kill -9`, a lost machine) is restarted
+from its latest completed checkpoint when `--restarts` allows, as a cluster manager restarts
+a lost job: checkpoints are kept on disk (`RETAIN_ON_CANCELLATION`), and the new job starts
+from the newest one (`execution.state-recovery.path`). The source resumes at the checkpoint's
+event; the sink's committer finds its last committed checkpoint in the table's snapshots
+(`flink.max-committed-checkpoint-id` under the old job's id, which EXPIRE keeps) and commits
+what the checkpoint held and the table does not yet have: nothing twice, nothing lost. Data
+files the killed job wrote after its last checkpoint were never committed: orphans. A job
+that fails on its own (a commit refused, an error) is not restarted: that is the workload's
+failure.
 """
 
 from __future__ import annotations
@@ -39,7 +50,7 @@ from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
 from maintenance.errors import ConfigError, FlinkJobError, UsageError
 from maintenance.spark.errors import java_errors
-from maintenance.spark.jars import FLINK, jars_for
+from maintenance.spark.jars import AWS_BUNDLE, FLINK, jar, jars_for
 from maintenance.spark.session import SYSTEM_SQLITE_JDBC, java_catalog_properties
 from maintenance.workload.cdc import CdcOptions, CdcResult, prepare_cdc_table
 from maintenance.workload.model import CdcModel, Change
@@ -62,12 +73,15 @@ _KINDS = {"insert": "I", "update": "U", "delete": "D"}
 class FlinkOptions:
     checkpoint_interval_s: float = 2.0
     parallelism: int = 1  # of the sink's writers; the source and the event map run with 1
+    restarts: int = 0  # from the latest checkpoint, after the Flink process was killed (module docstring)
 
     def __post_init__(self) -> None:
         if not 0.2 <= self.checkpoint_interval_s <= 600:
             raise UsageError("--checkpoint-interval must be between 0.2 and 600 seconds")
         if self.parallelism not in (1, 2):
             raise UsageError("--parallelism must be 1 or 2")
+        if not 0 <= self.restarts <= 10:
+            raise UsageError("--restarts must be between 0 and 10")
 
 
 def flink_python() -> Path:
@@ -117,15 +131,20 @@ class FlinkRuntime:
     runtime_jars: list[str]
 
 
+# The Java catalog the sink loads, by the kind of catalog: the same catalog Spark writes through.
+_CATALOG_IMPLS = {"sql": "org.apache.iceberg.jdbc.JdbcCatalog", "rest": "org.apache.iceberg.rest.RESTCatalog"}
+
+
 def check_flink_writer(config: Config, ref: TableRef) -> FlinkRuntime:
     """The Flink writer can write `ref`: checked before Spark starts, so a missing install
-    costs no JVM."""
+    costs no JVM. Iceberg's S3FileIO (the AWS bundle) goes with the Flink runtime, for tables
+    on an object store."""
     catalog = config.catalog(ref.catalog)
-    if catalog.type != "sql":
-        raise UsageError(f"the Flink writer runs on SQL catalogs for now, not on '{ref.catalog}' ({catalog.type})")
+    if catalog.type not in _CATALOG_IMPLS:
+        raise UsageError(f"the Flink writer runs on SQL and REST catalogs, not on '{ref.catalog}' ({catalog.type})")
     if len(ref.namespace) != 1:
         raise UsageError(f"the Flink writer takes a table in a one-level namespace, not '{ref}'")
-    return FlinkRuntime(flink_python(), hadoop_classpath(), jars_for(FLINK))
+    return FlinkRuntime(flink_python(), hadoop_classpath(), [*jars_for(FLINK), jar(AWS_BUNDLE)])
 
 
 def run_flink_workload(spark: SparkSession, config: Config, ref: TableRef, options: CdcOptions, flink: FlinkOptions, runtime: FlinkRuntime,
@@ -147,46 +166,71 @@ def run_flink_workload(spark: SparkSession, config: Config, ref: TableRef, optio
     events_file.write_text("".join(json.dumps(_wire(change)) + "\n" for change in changes), encoding="utf-8")
     planned_s = options.commits * flink.checkpoint_interval_s
     timeout_s = JOB_START_ALLOWANCE_S + 2 * planned_s
+    flink_configuration: dict[str, str] = {
+        "pipeline.jars": ";".join(Path(path).as_uri() for path in runtime.runtime_jars),
+        "pipeline.name": f"icemaint workload cdc {ref}",
+        "execution.checkpointing.interval": f"{int(flink.checkpoint_interval_s * 1000)} ms",
+        # Every operator but the sink's writers (`write-parallelism`) runs with one
+        # subtask: two between the event map and the writers would reorder a key's events.
+        "parallelism.default": "1",
+        "restart-strategy.type": "none",  # a failure ends the job: the workload reports it
+        "state.checkpoints.dir": (folder / "checkpoints").as_uri(),
+        "execution.checkpointing.externalized-checkpoint-retention": "RETAIN_ON_CANCELLATION",  # a killed job's restart point
+        "python.executable": str(runtime.interpreter),
+        "python.client.executable": str(runtime.interpreter),
+    }
     settings = {
         "columns": [[name, _FLINK_TYPES.get(sql_type, sql_type), nullable] for name, sql_type, nullable in COLUMNS],
         "equality_columns": keys,
         "catalog_name": ref.catalog,
         "database": ref.namespace[0],
         "table": ref.name,
-        "catalog_properties": {"catalog-impl": "org.apache.iceberg.jdbc.JdbcCatalog", **java_catalog_properties(catalog)},
+        "catalog_properties": {"catalog-impl": _CATALOG_IMPLS[catalog.type], **java_catalog_properties(catalog)},
         "parallelism": flink.parallelism,
         "events": len(changes),
         "events_per_second": len(changes) / planned_s,
         "events_file": str(events_file),
         "outcome_file": str(folder / "outcome.json"),
+        "job_ids_file": str(folder / "job_ids"),
         "timeout_s": timeout_s,
-        "flink_configuration": {
-            "pipeline.jars": ";".join(Path(jar).as_uri() for jar in runtime.runtime_jars),
-            "pipeline.name": f"icemaint workload cdc {ref}",
-            "execution.checkpointing.interval": f"{int(flink.checkpoint_interval_s * 1000)} ms",
-            # Every operator but the sink's writers (`write-parallelism`) runs with one
-            # subtask: two between the event map and the writers would reorder a key's events.
-            "parallelism.default": "1",
-            "restart-strategy.type": "none",  # a failure ends the job: the workload reports it
-            "python.executable": str(runtime.interpreter),
-            "python.client.executable": str(runtime.interpreter),
-        },
+        "flink_configuration": flink_configuration,
         # The rows are already a changelog with the sink's key: no materializing operator.
         "table_configuration": {"table.exec.sink.upsert-materialize": "NONE"},
     }
     settings_file = folder / "settings.json"
     settings_file.touch(mode=0o600)
-    settings_file.write_text(json.dumps(settings), encoding="utf-8")
     progress("running the Flink job")
     try:
-        outcome = _run_job(runtime.interpreter, settings_file, folder, runtime.classpath, timeout_s)
+        restarts = 0
+        while True:
+            settings_file.write_text(json.dumps(settings), encoding="utf-8")
+            outcome = _run_job(runtime.interpreter, settings_file, folder, runtime.classpath, timeout_s)
+            if outcome is not None:
+                break
+            if restarts == flink.restarts:
+                raise FlinkJobError(f"the Flink job's process was killed{f' {restarts} times' if restarts else ''} (--restarts {flink.restarts}; log: {folder / 'job.log'})")
+            restarts += 1
+            checkpoint = latest_checkpoint(folder / "checkpoints")
+            flink_configuration.pop("execution.state-recovery.path", None)
+            if checkpoint is not None:  # else no checkpoint completed, none committed: from the first event again
+                flink_configuration["execution.state-recovery.path"] = checkpoint.as_uri()
+            log.warning("flink job killed: restarting", restart=restarts, checkpoint=str(checkpoint) if checkpoint else None)
+            progress(f"restarting the Flink job ({restarts})")
     finally:
         settings_file.unlink(missing_ok=True)
     events_file.unlink()  # as large as the workload; the job's log stays
-    result = _summary(load_table(config, ref), ref, shape, created, outcome["job_id"], changes)
-    result.expected_rows = len(model.rows)
-    log.info("flink cdc workload written", seconds=outcome.get("seconds"), job_id=outcome["job_id"], log_folder=str(folder), **result.to_json())
+    job_ids = set((folder / "job_ids").read_text().split())
+    result = _summary(load_table(config, ref), ref, shape, created, job_ids, changes)
+    result.expected_rows, result.writer_restarts = len(model.rows), restarts
+    log.info("flink cdc workload written", seconds=outcome.get("seconds"), job_ids=sorted(job_ids), log_folder=str(folder), **result.to_json())
     return result, model
+
+
+def latest_checkpoint(folder: Path) -> Path | None:
+    """The newest completed checkpoint under Flink's `state.checkpoints.dir` (a checkpoint is
+    complete once its `_metadata` is written; a killed job may leave a newer one without)."""
+    completed = [metadata.parent for metadata in folder.glob("*/chk-*/_metadata")]
+    return max(completed, key=lambda path: (path / "_metadata").stat().st_mtime_ns, default=None)
 
 
 def _field_order(name: str) -> int:
@@ -201,10 +245,12 @@ def _wire(change: Change) -> list[object]:
     return [_KINDS[change.kind], row_id, region, customer, f"{amount:f}", status, millis, version]
 
 
-def _run_job(interpreter: Path, settings_file: Path, folder: Path, classpath: list[str], timeout_s: float) -> dict[str, object]:
-    """The job as a child process in its own process group, killed whole at the deadline."""
+def _run_job(interpreter: Path, settings_file: Path, folder: Path, classpath: list[str], timeout_s: float) -> dict[str, object] | None:
+    """The job as a child process in its own process group, killed whole at the deadline: its
+    outcome, or None when something else killed it (a signal ended it)."""
     env = {**os.environ, "HADOOP_CLASSPATH": os.pathsep.join(classpath), "FLINK_LOG_DIR": str(folder)}
-    with (folder / "job.log").open("wb") as job_log:
+    (folder / "outcome.json").unlink(missing_ok=True)
+    with (folder / "job.log").open("ab") as job_log:
         process = subprocess.Popen([str(interpreter), str(FLINK_JOB), str(settings_file)], stdin=subprocess.DEVNULL,
                                    stdout=job_log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
         try:
@@ -213,6 +259,8 @@ def _run_job(interpreter: Path, settings_file: Path, folder: Path, classpath: li
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
             raise FlinkJobError(f"the Flink job did not finish within {timeout_s:.0f} s (log: {folder / 'job.log'})") from None
+    if code < 0:
+        return None
     outcome_file = folder / "outcome.json"
     outcome = json.loads(outcome_file.read_text()) if outcome_file.is_file() else {}
     if code != 0 or "job_id" not in outcome:
@@ -230,13 +278,14 @@ _SUMMARY_COUNTERS = {
 }
 
 
-def _summary(table: Table, ref: TableRef, shape: TableShape, created: bool, job_id: str, changes: list[Change]) -> CdcResult:
-    """The generator's summary, counted from the snapshots the job committed (its job id in
-    their summaries); a deletion vector counts as a position delete file, as in the generator."""
+def _summary(table: Table, ref: TableRef, shape: TableShape, created: bool, job_ids: set[str], changes: list[Change]) -> CdcResult:
+    """The generator's summary, counted from the snapshots the job committed (the id of the
+    job or of a restart in their summaries); a deletion vector counts as a position delete
+    file, as in the generator."""
     result = CdcResult(table=str(ref), shape=shape.encode(), created=created)
     for snapshot in table.metadata.snapshots:
         summary = snapshot.summary.additional_properties if snapshot.summary else {}
-        if summary.get("flink.job-id") != job_id:
+        if summary.get("flink.job-id") not in job_ids:
             continue
         result.commits += 1
         for name, key in _SUMMARY_COUNTERS.items():

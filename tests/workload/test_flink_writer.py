@@ -10,13 +10,18 @@ where it cannot be installed or run must fail here."""
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 
 import pytest
 
+from maintenance.catalogs import load_table, parse_table_ref
 from maintenance.config import Config
 from tests.conftest import fresh_ref
+from tests.services.s3 import SECRET_KEY
+from tests.services.stack import Services
 from tests.support.cli import assert_one_line_error, run_cli
+from tests.support.matrix import assert_same_rows, make_matrix
 
 pytestmark = [pytest.mark.slow, pytest.mark.process]
 
@@ -61,3 +66,25 @@ def test_a_missing_flink_environment_is_one_line_naming_its_make_target(config: 
                    env={"ICEMAINT_FLINK_PYTHON": str(tmp_path / "no-such-python")})
 
     assert_one_line_error(proc, 2, "make flink", "no-such-python")
+
+
+@pytest.mark.rest
+@pytest.mark.s3
+def test_flink_upserts_through_a_rest_catalog_onto_an_object_store(catalog_services: Services, tmp_path: Path) -> None:
+    """The users' stack: the sink loads SeaweedFS's Iceberg REST catalog (OAuth2 client
+    credentials) and writes with Iceberg's S3FileIO; the secret stays out of the job's log."""
+    with make_matrix(tmp_path, catalog_services) as matrix:
+        table = f"rest_s3.flink_{uuid.uuid4().hex[:6]}.orders"
+        model_file = tmp_path / "model.parquet"
+
+        result = matrix.cli_json("workload", "cdc", table, "--writer", "flink", "--rows", "2000", "--commits", "3", "--checkpoint-interval", "2",
+                                 "--model-out", str(model_file))
+
+        diff = assert_same_rows(matrix, table, model_file)
+        assert diff["rows"] == result["expected_rows"] > 0
+        assert result["commits"] >= 2 and result["equality_delete_files"] >= 1
+        config = matrix.config
+        written = load_table(config, parse_table_ref(table, config)).inspect.files().column("file_path").to_pylist()
+        assert written and all(path.startswith("s3://") for path in written), written[:3]
+        job_logs = list((Path(matrix.raw["home"]) / "flink").rglob("job.log"))
+        assert job_logs and all(SECRET_KEY not in log.read_text(errors="replace") for log in job_logs)
