@@ -38,7 +38,7 @@ def build(settings: dict[str, Any]) -> Any:
     for key, value in settings["catalog_properties"].items():
         properties.put(key, value)
     catalog = iceberg.flink.CatalogLoader.custom(settings["catalog_name"], properties, jvm.org.apache.hadoop.conf.Configuration(), settings["catalog_impl"])
-    table = iceberg.flink.TableLoader.fromCatalog(catalog, iceberg.catalog.TableIdentifier.of(settings["database"], settings["table"]))
+    table = iceberg.flink.TableLoader.fromCatalog(catalog, iceberg.catalog.TableIdentifier.parse(f"{settings['database']}.{settings['table']}"))
     lock_properties = jvm.java.util.HashMap()
     lock_properties.put("flink-maintenance.lock.jdbc.init-lock-tables", "true")
     locks = api.JdbcLockFactory(settings["lock_uri"], f"{settings['database']}.{settings['table']}", lock_properties)

@@ -25,6 +25,7 @@ written once with no delete file.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import signal
@@ -93,6 +94,8 @@ def _run(contender: str, home: Path, args: argparse.Namespace) -> dict[str, Any]
     sampler.start()
     out, _ = writer.communicate(timeout=args.minutes * 60 + 900)
     sampler.stop()
+    if maintainer.poll() is not None:
+        raise SystemExit(f"{contender}'s maintenance stopped (exit {maintainer.returncode}) before the writer did: see {home}")
     _stop(maintainer)
     entry: dict[str, Any] = {"contender": contender, "table": table, "writer_exit": writer.returncode, "seconds": round(time.monotonic() - started, 1),
                              "model": str(model), **sampler.summary()}
@@ -189,21 +192,27 @@ class _Sampler:
         self._cpu()
         self.done.set()
         self.thread.join(timeout=120)
+        self._snapshots()  # the writer's last commit came after the last sample
 
     def _loop(self) -> None:
-        from maintenance.catalogs import load_table
-
         last_files = -FILES_SAMPLE_S
         while not self.done.wait(SAMPLE_S):
             self._cpu()
-            table = load_table(self.config, self.ref)
-            for snapshot in table.metadata.snapshots:
-                summary = snapshot.summary.additional_properties if snapshot.summary else {}
-                operation = str(snapshot.summary.operation.value) if snapshot.summary else "?"
-                self.snapshots.setdefault(snapshot.snapshot_id, ("flink.job-id" in summary, operation))
+            table = self._snapshots()
             if time.monotonic() - last_files >= FILES_SAMPLE_S:
                 last_files = time.monotonic()
                 self.timeline.append({"s": round(time.monotonic() - self.started), **_files(table)})
+
+    def _snapshots(self) -> Any:
+        """Every snapshot the table holds now into `snapshots`; the table."""
+        from maintenance.catalogs import load_table
+
+        table = load_table(self.config, self.ref)
+        for snapshot in table.metadata.snapshots:
+            summary = snapshot.summary.additional_properties if snapshot.summary else {}
+            operation = str(snapshot.summary.operation.value) if snapshot.summary else "?"
+            self.snapshots.setdefault(snapshot.snapshot_id, ("flink.job-id" in summary, operation))
+        return table
 
     def _cpu(self) -> None:
         for pid in _tree(self.root_pid):
@@ -274,7 +283,7 @@ def _measure(home: Path, tables: list[str]) -> dict[str, dict[str, Any]]:
         model = spark.read.parquet(str(home / f"model-{contender}.parquet")).select(*COLUMNS.split(", "))
         content = {"rows": frame.count(), "model_rows": model.count(), "only_in_table": frame.exceptAll(model).count(),
                    "only_in_model": model.exceptAll(frame).count()}
-        compacted = f"{ref.spark_name}_compacted"
+        compacted = dataclasses.replace(ref, name=f"{ref.name}_compacted").spark_name
         spark.sql(f"CREATE TABLE {compacted} USING iceberg AS SELECT * FROM {ref.spark_name}")
         measured[table] = {"content": content, "end_files": _files(load_table(config, ref)),
                            "scan_s": _scan_seconds(spark, ref.spark_name), "compacted_scan_s": _scan_seconds(spark, compacted)}
