@@ -588,14 +588,14 @@ def under_flink_section(results: dict[str, dict], plan: dict, measured: str = ""
             failures = ", ".join(f"{k} {v}" for k, v in statuses.items()) + (f"; file groups {rewritten}/{planned} committed" if planned else "")
         else:
             failures = f"{c.get('log_errors', 0)} error lines in its log"
-        end, content = c["end_files"], c["content"]
+        end, content, paused = c["end_files"], c["content"], c["files_at_writers_end"]
         operations = ", ".join(f"{op} {n}" for op, n in c["maintenance_operations"].items()) or "none"
         rows.append([
             "icemaint daemon" if c["contender"] == "icemaint" else "Flink TableMaintenance",
             f"{c['writer_exit']} ({c['writer_commits']} commits)",
             f"{c['maintenance_commits']} ({operations})", failures,
-            f"{end['data_files']} / {end['equality_delete_files']} / {end['position_delete_files']}",
-            f"{end['max_deletes_per_data_file']:.2f}",
+            f"{paused['data_files']} / {paused['equality_delete_files']} / {paused['position_delete_files']} ({paused['max_deletes_per_data_file']:.2f})",
+            f"{end['data_files']} / {end['equality_delete_files']} / {end['position_delete_files']} ({end['max_deletes_per_data_file']:.2f})",
             f"{c['scan_s']:.2f} / {c['compacted_scan_s']:.2f} = **{c['scan_s'] / c['compacted_scan_s']:.2f}x**",
             f"{c['cpu_s']:.0f}",
             f"{content['only_in_table']} / {content['only_in_model']} of {content['model_rows']:,}",
@@ -613,10 +613,12 @@ def under_flink_section(results: dict[str, dict], plan: dict, measured: str = ""
         "commit of its was refused. icemaint: `icemaint daemon` with the shipped streaming-cdc policy; Flink: Iceberg's TableMaintenance "
         "(RewriteDataFiles, ExpireSnapshots, DeleteOrphanFiles as Iceberg's quick start configures them, JDBC lock); each contender's "
         f"schedule cut to {r['every_s']} s (`benchmarks/under_flink.py {' '.join(plan['under_flink'])}`). Files: data / equality deletes / "
-        "position deletes (or DVs) live at the end; deletes per data file: the worst partition; full scan: Spark, every column, median of "
-        "3, beside the same rows written once with no delete file; CPU-s: the contender's whole process tree. "
+        "position deletes (or DVs) live when the writer ended, and after the contender ran on alone (as when a stream pauses); deletes "
+        "per data file: the worst partition's; full scan, at the very end: Spark, every column, median of 3, beside the same rows written "
+        "once with no delete file; CPU-s: the contender's whole process tree, from its start to its stop. "
         + (measured + " " if measured else "") + "Files over time (data/equality/position): " + "; ".join(timeline) + ".",
-        ["contender", "writer exit (commits)", "maintenance commits", "runs", "files at the end", "deletes per data file",
+        ["contender", "writer exit (commits)", "maintenance commits", "runs", "files when the writer ended (deletes per data file)",
+         f"files {r['settle_s']:g} s later",
          "full scan s / compacted s", "CPU-s", "content: only in table / only in model"],
         rows)
 

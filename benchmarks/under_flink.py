@@ -17,9 +17,11 @@ maintains the table:
 Sampled while it runs: every snapshot (writer's or maintenance's, by the summary's
 `flink.job-id`), the live data and delete files every 30 s, and the CPU-seconds of the
 contender's whole process tree (its Python and JVMs; the writer's are not counted).
-Afterwards, with both stopped: the table against the writer's model (EXCEPT ALL both ways),
-delete files per data file, and a full scan (Spark, median of 3) against the same rows
-written once with no delete file.
+The files are read again when the writer ends; the contender then runs on for `--settle-s`
+(two of its intervals by default), as it would when a stream pauses, and is stopped.
+Afterwards: the table against the writer's model (EXCEPT ALL both ways), delete files per
+data file, and a full scan (Spark, median of 3) against the same rows written once with no
+delete file.
 """
 
 from __future__ import annotations
@@ -54,15 +56,18 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=300_000)
     parser.add_argument("--partitions", type=int, default=16)
     parser.add_argument("--every-s", type=int, default=60)
+    parser.add_argument("--settle-s", type=float, default=None, help="the contender runs on this long after the writer ended (default: 2 x --every-s)")
     parser.add_argument("--contenders", default=",".join(CONTENDERS))
     parser.add_argument("--json-out")
     args = parser.parse_args()
+    if args.settle_s is None:
+        args.settle_s = 2.0 * args.every_s
     sys.path.insert(0, str(REPO))
     home = Path(tempfile.mkdtemp(prefix="icemaint-bench-flink-"))
     os.environ["ICEMAINT_HOME"] = str(home)
     os.environ.pop("ICEMAINT_CONFIG", None)
     result: dict[str, Any] = {"minutes": args.minutes, "checkpoint_interval_s": args.checkpoint_interval, "rows": args.rows,
-                              "partitions": args.partitions, "every_s": args.every_s, "contenders": []}
+                              "partitions": args.partitions, "every_s": args.every_s, "settle_s": args.settle_s, "contenders": []}
     for contender in args.contenders.split(","):
         result["contenders"].append(_run(contender, home, args))
     measured = _measure(home, [c["table"] for c in result["contenders"]])
@@ -93,12 +98,14 @@ def _run(contender: str, home: Path, args: argparse.Namespace) -> dict[str, Any]
     sampler = _Sampler(config, ref, maintainer.pid)
     sampler.start()
     out, _ = writer.communicate(timeout=args.minutes * 60 + 900)
+    at_writers_end = _files(sampler.snapshots_table())
+    time.sleep(args.settle_s)  # the contender catches up with the writer's last minutes, as it does when a stream pauses
     sampler.stop()
     if maintainer.poll() is not None:
         raise SystemExit(f"{contender}'s maintenance stopped (exit {maintainer.returncode}) before the writer did: see {home}")
     _stop(maintainer)
     entry: dict[str, Any] = {"contender": contender, "table": table, "writer_exit": writer.returncode, "seconds": round(time.monotonic() - started, 1),
-                             "model": str(model), **sampler.summary()}
+                             "model": str(model), "files_at_writers_end": at_writers_end, **sampler.summary()}
     if writer.returncode == 0:
         entry["writer"] = json.loads(out)
     if contender == "icemaint":
@@ -202,6 +209,10 @@ class _Sampler:
             if time.monotonic() - last_files >= FILES_SAMPLE_S:
                 last_files = time.monotonic()
                 self.timeline.append({"s": round(time.monotonic() - self.started), **_files(table)})
+
+    def snapshots_table(self) -> Any:
+        """The table now, its snapshots recorded."""
+        return self._snapshots()
 
     def _snapshots(self) -> Any:
         """Every snapshot the table holds now into `snapshots`; the table."""
