@@ -53,7 +53,10 @@ def point(name: str) -> None:
     if kill == (name, hit):
         _kill()
     if stop == (name, hit):
-        os.killpg(os.getpgrp(), signal.SIGSTOP)
+        from maintenance.state import background_writes
+
+        with background_writes.paused():  # never stopped inside a state database write: others could take nothing over
+            os.killpg(os.getpgrp(), signal.SIGSTOP)
 
 
 def _target(variable: str) -> tuple[str, int] | None:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import structlog
 
+from maintenance.state import background_writes
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.leases import Lease, LeaseStore
 
@@ -89,7 +90,7 @@ class LeaseKeeper:
         while not self._stop.wait(interval):
             asked_at = time.monotonic()
             try:
-                with self.lock:
+                with background_writes.write(), self.lock:
                     renewed = self.store.renew(self.lease, self.ttl_s)
                     if renewed is not None:
                         self.lease = renewed

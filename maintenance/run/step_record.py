@@ -17,6 +17,7 @@ from typing import Any
 
 import structlog
 
+from maintenance.state import background_writes
 from maintenance.state.runs import RunStore
 
 log = structlog.get_logger(__name__)
@@ -76,7 +77,8 @@ class StepRecorder:
             if self.quiet:
                 continue  # dropped: a newer step, or the run's end, supersedes it
             try:
-                self.runs.set_step(self.run_id, step, counts)
+                with background_writes.write():
+                    self.runs.set_step(self.run_id, step, counts)
             except Exception as exc:  # noqa: BLE001 (the record is for the page; the run goes on)
                 self._quiet_until = time.monotonic() + STEP_RECORD_BACKOFF_S
                 log.debug("run step not recorded", step=step, error=str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
