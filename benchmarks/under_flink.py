@@ -42,6 +42,7 @@ from typing import Any
 
 import yaml
 from common import write_json
+from memory import descendants
 
 REPO = Path(__file__).resolve().parent.parent
 CONTENDERS = ("icemaint", "flink")
@@ -226,7 +227,7 @@ class _Sampler:
         return table
 
     def _cpu(self) -> None:
-        for pid in _tree(self.root_pid):
+        for pid in [self.root_pid, *descendants(self.root_pid)]:
             try:
                 fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
             except OSError:
@@ -239,23 +240,6 @@ class _Sampler:
         return {"writer_commits": sum(1 for by_writer, _ in self.snapshots.values() if by_writer), "maintenance_commits": len(maintenance),
                 "maintenance_operations": {op: maintenance.count(op) for op in sorted(set(maintenance))},
                 "cpu_s": round(sum(self.cpu_ticks.values()) / os.sysconf("SC_CLK_TCK"), 1), "timeline": self.timeline}
-
-
-def _tree(root: int) -> list[int]:
-    """`root` and every process under it."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, queue = [], [root]
-    while queue:
-        pid = queue.pop()
-        found.append(pid)
-        queue.extend(children.get(pid, []))
-    return found
 
 
 def _files(table: Any) -> dict[str, Any]:
