@@ -163,13 +163,28 @@ def secrets_in_process_listings_once(pid: int, below: list[int], raw: dict) -> s
     configured = {name: value for name, value in SECRETS.items() if f"${{{name}}}" in text_of_config}
     found: set[str] = set()
     for process in [pid, *below]:
-        for name, secrets in [("cmdline", SECRETS), *([] if process == pid else [("environ", configured)])]:
+        own_environment = process == pid or is_fork_not_yet_exec(process, pid)
+        for name, secrets in [("cmdline", SECRETS), *([] if own_environment else [("environ", configured)])]:
             try:
                 text_read = (Path("/proc") / str(process) / name).read_bytes().decode(errors="replace")
             except OSError:
                 continue
             found.update(f"{secret} in /proc/{process}/{name}" for secret, value in secrets.items() if value in text_read)
     return found
+
+
+def is_fork_not_yet_exec(process: int, parent: int) -> bool:
+    """A child `parent` forked that has not yet called exec (Python's Popen with a preexec_fn
+    forks, runs it, then execs): it is a copy of the parent's memory, so its
+    `/proc/PID/environ` (the environment block the parent was started with, which unsetenv
+    does not erase) is the caller's own, like the parent's. Once it execs, its environment is
+    what it was given and is searched."""
+    try:
+        proc = Path("/proc")
+        return (os.readlink(proc / str(process) / "exe") == os.readlink(proc / str(parent) / "exe")
+                and (proc / str(process) / "cmdline").read_bytes() == (proc / str(parent) / "cmdline").read_bytes())
+    except OSError:
+        return False
 
 
 def assert_no_secret(proc: subprocess.CompletedProcess[str], home: Path) -> None:
