@@ -62,6 +62,7 @@ FULL = {
     "under_writers_hot_v3": ["--minutes", "10", "--format-version", "3", "--rows", "200000", "--commits", "20", "--partitions", "64", "--hot-partitions", "8",
                              "--defer-hot-window", "2m", "--writer-lead-s", "60"],
     "under_flink": ["--minutes", "10", "--checkpoint-interval", "5", "--rows", "300000", "--partitions", "16", "--every-s", "60"],
+    "native_peer": ["--repeat", "3"],
 }
 SCRIPTS = {"under_writers_v2": "under_writers", "under_writers_v3": "under_writers", "under_writers_hot_off": "under_writers",
            "under_writers_hot_v2": "under_writers", "under_writers_hot_v3": "under_writers", "fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale",
@@ -99,6 +100,7 @@ QUICK = {
     "under_writers_hot_v3": ["--minutes", "1", "--format-version", "3", "--rows", "10000", "--commits", "4", "--partitions", "8", "--hot-partitions", "2",
                              "--defer-hot-window", "2m", "--writer-lead-s", "30"],
     "under_flink": ["--minutes", "1.5", "--checkpoint-interval", "3", "--rows", "9000", "--partitions", "4", "--every-s", "20"],
+    "native_peer": ["--sizes", "20000:5:2:identity:2,20000:5:2:bucket:3", "--appends", "4000:10:2", "--repeat", "1"],
 }
 
 
@@ -293,6 +295,7 @@ def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
     lines += hot_partitions_section([results[k] for k in ("under_writers_hot_off", "under_writers_hot_v2", "under_writers_hot_v3")],
                                     plan["under_writers_hot_v2"])
     lines += under_flink_section(results, plan)
+    lines += native_peer_section(results, plan)
     return "\n".join(lines) + "\n"
 
 
@@ -623,9 +626,67 @@ def under_flink_section(results: dict[str, dict], plan: dict, measured: str = ""
         rows)
 
 
+def native_peer_section(results: dict[str, dict], plan: dict, measured: str = "") -> list[str]:
+    """icemaint's MERGE and COMPACT beside the native peer's `full` and `small_files`."""
+    if "native_peer" not in results:
+        return []
+    r = results["native_peer"]
+    tables = [(f"{s['rows']:,} events, {s['commits']} commits, {s['partitions']} partitions ({s['partitioning']}), v{s['format_version']}", s)
+              for s in r["sizes"]]
+    if r.get("appends"):
+        a = r["appends"]
+        tables.append((f"{a['rows']:,} rows appended in {a['commits']} commits x {a['partitions']} partitions ({a['before']['data_files']:,} files)", a))
+    rows, phase_rows = [], []
+    for label, table in tables:
+        peer = next(run for run in table["runs"] if run["contender"].startswith("iceberg-compaction"))
+        for run in table["runs"]:
+            traffic = run["traffic"]
+            requests = sum(count for kind, count in traffic.items() if not kind.startswith("bytes_"))
+            rows.append([label, run["contender"], f"{run['wall_s']:.2f}", f"**{run['wall_s'] / peer['wall_s']:.1f}x**", f"{run['warm_s']:.2f}",
+                         f"**{run['warm_s'] / peer['warm_s']:.1f}x**", f"{run['cpu_s']:.1f}", f"{run['peak_tree_mib']:,.0f}",
+                         f"{requests:,} / {traffic.get('bytes_sent', 0) / 2**20:,.0f} / {traffic.get('bytes_received', 0) / 2**20:,.0f}",
+                         f"{run['data_files']} / {run['equality_delete_files']} / {run['position_delete_files']}", "same" if run["content_same"] else "CHANGED"])
+            if "phase_seconds" in run:
+                phases = run["phase_seconds"]
+                phase_rows.append([label, run["contender"], *(f"{phases.get(p, 0):.2f}" for p in ("start", "plan", "read", "write", "verify", "commit")),
+                                   f"{run['wall_s'] - sum(phases.values()):.2f}"])
+            else:
+                phase_rows.append([label, run["contender"], f"{run['peer_import_s']:.2f} (import)", "-", "-", "-", "-", "-", f"{run['wall_s'] - run['warm_s']:.2f}"])
+    startup = r["startup"]
+    noop = r.get("noop", {})
+    text = (
+        "nimtable's iceberg-compaction (PyPI `iceberg-compaction`, Rust on iceberg-rust and DataFusion, in its own venv: `make peer`) beside "
+        "icemaint, on the same REST catalog and object store (SeaweedFS `weed mini`: its Iceberg REST catalog, its S3 API) and on exactly the "
+        "same tables: generated CDC tables (5% updates, 1% deletes, seed 77) and an append-only table of small files, every run started "
+        "from the generated snapshot. The peer is given icemaint's target file size and small-file threshold. Process: each run one new "
+        "process (`icemaint <job> TABLE --json`; the peer's `benchmarks/native_peer_job.py`), fork to exit; CPU-s and peak RSS of its whole "
+        "process tree (the JVM included); requests and MiB the store sent / received, from the store's own counters. Warm: icemaint's job "
+        "in an already started Spark session (the daemon's path), the peer's `Compaction.run()` inside its process. Medians of rounds in "
+        f"which every contender ran once, in turn, after one unmeasured run of each (`benchmarks/native_peer.py {' '.join(plan['native_peer'])}`). "
+        "Files left: data / equality deletes / position deletes or DVs, from the metadata tables (not the snapshot summary); content: the "
+        "table against the generated one. " + (measured + " " if measured else "")
+        + f"`icemaint --help` as a process: {startup['help_s']:.2f} s; a MERGE with nothing to do as a process: {noop.get('noop_s', 0):.2f} s "
+        f"({', '.join(noop.get('statuses', []))}). What issue 58 asks: verified MERGE of the 3M-event table within 1.5x of the peer's "
+        "`full` warm and within 3x as one process; COMPACT within 1.5x of `small_files` warm."
+    )
+    return [*section(
+        "Against a native engine",
+        text,
+        ["table", "contender", "process s", "x peer", "warm s", "x peer", "CPU-s", "peak tree MiB", "store: requests / MiB sent / MiB received",
+         "files left", "content"],
+        rows), *subsection(
+        "Where the time goes",
+        "The process runs above, medians of each phase (`phase_seconds` in icemaint's result; start includes the process's own start and "
+        "Spark's); the last column is the process's time outside its phases (interpreter start before the clock, exit). The peer reports "
+        "its import and its run only.",
+        ["table", "contender", "start", "plan", "read", "write", "verify", "commit", "outside"],
+        phase_rows)]
+
+
 SPLICED = {"Cron over a fleet": (CRON, lambda results, plan, measured: cron_section(results, plan, measured)),
            "Under a Flink writer": (("under_flink",), lambda results, plan, measured: under_flink_section(results, plan, measured)),
-           "CONVERT verified by its deleted rows": (("convert_proof",), lambda results, plan, measured: convert_proof_section(results, plan, measured))}
+           "CONVERT verified by its deleted rows": (("convert_proof",), lambda results, plan, measured: convert_proof_section(results, plan, measured)),
+           "Against a native engine": (("native_peer",), lambda results, plan, measured: native_peer_section(results, plan, measured))}
 
 
 def ui_section(u: dict, options: list[str]) -> list[str]:
@@ -760,6 +821,12 @@ def section(title: str, note: str, header: list[str], rows: list[list[str]]) -> 
     """A `##` section: a note, then a table."""
     lines = ["", f"## {title}", "", note, "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def subsection(title: str, note: str, header: list[str], rows: list[list[str]]) -> list[str]:
+    """A `###` part of the section before it (spliced with it)."""
+    lines = section(title, note, header, rows)
+    return [lines[0], f"### {title}", *lines[2:]]
 
 
 def format_3_summary(v2_sizes: list[dict], v3_sizes: list[dict]) -> list[str]:

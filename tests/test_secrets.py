@@ -27,6 +27,7 @@ from sqlalchemy.engine import make_url
 from tests.conftest import POSTGRES_ADMIN_URL, new_state_url
 from tests.support.cli import assert_one_line_error
 from tests.support.paths import REPO
+from tests.support.proc_tree import descendants
 
 POSTGRES_JDBC = Path("/usr/share/java/postgresql.jar")  # Debian's libpostgresql-jdbc-java
 SECRETS = {name: f"Sekr1t-{name}-{uuid.uuid4().hex[:12]}" for name in ("CATCRED", "CAT_TOKEN", "S3SECRET", "S3KEYID", "SPARKPW", "PYTOKEN", "STATEPW", "S3A_SECRET", "CATPW")}
@@ -65,23 +66,6 @@ def run(config_path: Path, home: Path, *args: str) -> subprocess.CompletedProces
     env.pop("ICEMAINT_CONFIG", None)
     return subprocess.run([sys.executable, "-m", "maintenance", "--config", str(config_path), *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=600)
-
-
-def descendants(pid: int) -> list[int]:
-    """Every process below `pid` (its JVM, the JVM's children), from /proc's parent links."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, pending = [], [pid]
-    while pending:
-        for child in children.get(pending.pop(), []):
-            found.append(child)
-            pending.append(child)
-    return found
 
 
 @pytest.mark.slow  # a Spark job through the CLI: make test-integration runs it

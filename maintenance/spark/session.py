@@ -21,7 +21,7 @@ from maintenance import interrupts
 from maintenance.config import CatalogConfig, Config
 from maintenance.errors import ConfigError, SparkJobError, SparkStartError, UsageError
 from maintenance.redact import holds_secret, is_remembered_secret, redact_mapping, redact_text
-from maintenance.spark import py4j_lookups
+from maintenance.spark import class_archive, py4j_lookups
 from maintenance.spark.errors import java_error_message
 from maintenance.spark.jars import S3A, SPARK, SPARK_RUNTIME, jar, jars_for
 from maintenance.spark.java_helpers import new_helper
@@ -152,7 +152,9 @@ def spark_conf(config: Config) -> dict[str, str]:
     conf.update(config.spark.conf)
     if "spark.jars" in config.spark.conf:
         conf["spark.jars"] = ",".join([*jars, config.spark.conf["spark.jars"]])
-    conf["spark.driver.extraJavaOptions"] = f"{java_options} {config.spark.conf.get('spark.driver.extraJavaOptions', '')}".strip()
+    users_options = config.spark.conf.get("spark.driver.extraJavaOptions", "")
+    java_options += f" {class_archive.java_option(users_options)}"  # the JVM's classes mapped, not loaded: `spark/class_archive.py`
+    conf["spark.driver.extraJavaOptions"] = f"{java_options} {users_options}".strip()
     return conf
 
 
@@ -313,6 +315,25 @@ def stop_spark() -> None:
         if _session is not None:
             _session.stop()
             _session = None
+
+
+def stop_jvm(timeout_s: float = 120.0) -> None:
+    """Stop Spark, then its JVM, and wait until the JVM has exited: it exits when its stdin
+    closes (PySpark's gateway server reads it to notice its Python is gone), and only at
+    exit does it finish what it does then (the class archive, `spark/class_archive.py`)."""
+    from pyspark import SparkContext
+
+    stop_spark()
+    gateway = SparkContext._gateway
+    if gateway is None:
+        return
+    process = getattr(gateway, "proc", None)
+    gateway.shutdown()
+    SparkContext._gateway = SparkContext._jvm = None  # type: ignore[assignment]
+    if process is not None:
+        if process.stdin is not None:
+            process.stdin.close()
+        process.wait(timeout=timeout_s)
 
 
 def _session_alive(session: SparkSession) -> bool:

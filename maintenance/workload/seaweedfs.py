@@ -40,7 +40,7 @@ TABLE_BUCKET = "lake"  # the REST catalog's warehouse
 # port must be its HTTP port + 10000: mini's maintenance worker dials that, whatever
 # -admin.port.grpc says (seaweedfs 4.48).
 PORT_FLAGS = ("master.port", "master.port.grpc", "volume.port", "volume.port.grpc", "filer.port", "filer.port.grpc", "s3.port",
-              "s3.port.grpc", "s3.port.iceberg", "s3.port.lance", "admin.port", "admin.port.grpc")
+              "s3.port.grpc", "s3.port.iceberg", "s3.port.lance", "admin.port", "admin.port.grpc", "metricsPort")
 _ADMIN_GRPC_OFFSET = 10_000
 
 
@@ -128,6 +128,24 @@ class SeaweedFS:
         """The catalog `s3.*` properties a user writes for this store (pyiceberg's spelling)."""
         return {"s3.endpoint": self.endpoint, "s3.access-key-id": self.access_key, "s3.secret-access-key": self.secret_key,
                 "s3.region": self.region, "s3.force-virtual-addressing": "false"}
+
+    def s3_traffic(self) -> dict[str, int]:
+        """What the S3 API has served so far, from the store's own Prometheus counters: requests
+        by kind (`GET`, `PUT`, `LIST`, ...) and the bytes it received and sent, over every
+        bucket. The difference of two readings is what the clients between them cost the
+        store, with nothing between them and it (no proxy, no delay)."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.ports['metricsPort']}/metrics", timeout=10) as response:
+            text = response.read().decode()
+        traffic: dict[str, int] = {}
+        for line in text.splitlines():
+            name, _, value = line.rpartition(" ")
+            if name.startswith("SeaweedFS_s3_request_total{"):
+                kind = name.split('type="', 1)[1].split('"', 1)[0]
+                traffic[kind] = traffic.get(kind, 0) + int(float(value))
+            elif name.startswith(("SeaweedFS_s3_bucket_traffic_received_bytes_total{", "SeaweedFS_s3_bucket_traffic_sent_bytes_total{")):
+                key = "bytes_received" if "received" in name else "bytes_sent"
+                traffic[key] = traffic.get(key, 0) + int(float(value))
+        return traffic
 
     def client(self):  # type: ignore[no-untyped-def]
         """A boto3 S3 client: a view of the buckets independent of icemaint's."""
