@@ -8,8 +8,8 @@ a CLI process and 7.4 s with this archive, and of a million-event table 16.4 s a
 (`-XX:ArchiveClassesAtExit`, Java 13+) is written once, by a training run
 (`python -m maintenance.cli.class_archive build`, which `make setup` runs): tiny CDC
 tables in a scratch home, on a local catalog and on the test store's REST catalog and S3,
-CONVERT, COMPACT and MERGE on each, then the JVM's exit writes the archive, which is then
-moved into place atomically. Every later driver JVM gets
+every job on each, then the JVM's exit writes the archive, which is then moved into place
+atomically. Every later driver JVM gets
 `-XX:SharedArchiveFile=` when the archive for this Java and this Spark exists.
 
 Why it is safe: the JVM checks an archive against its own build and class path before it
