@@ -46,9 +46,11 @@ jars: $(STAMP)
 
 # Spark's, Iceberg's and the AWS SDK's classes mapped by every job's JVM instead of loaded one
 # by one (maintenance/spark/class_archive.py): a MERGE as a CLI process 9.0 s -> 7.4 s on a
-# 20,000-row table. Trained once per Java and Spark (~45 s); a no-op when it is there.
+# 20,000-row table. Trained once per Java and Spark (~65 s); a no-op when it is there; a
+# failure to build it does not stop setup (nothing but start-up time depends on it).
 class-archive: jars
-	@$(VENV)/bin/python -m maintenance.cli.class_archive build --if-missing 2>$(VENV)/class-archive.log || { tail -20 $(VENV)/class-archive.log; exit 1; }
+	@$(VENV)/bin/python -m maintenance.cli.class_archive build --if-missing 2>$(VENV)/class-archive.log \
+	  || { tail -5 $(VENV)/class-archive.log; echo "class archive not built (see $(VENV)/class-archive.log): jobs run, each JVM starts slower"; }
 
 # The Flink writer (`icemaint workload cdc --writer flink`, maintenance/workload/flink_job.py):
 # PyFlink from PyPI in a venv of its own, since it pins old dependencies (apache-beam 2.48,

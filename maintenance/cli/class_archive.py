@@ -59,12 +59,15 @@ def _training_store(scratch: Path) -> Iterator[dict[str, Any] | None]:
     try:
         from maintenance.workload import seaweedfs
 
-        seaweedfs.weed_binary()
-    except Exception:  # noqa: BLE001 (no store: the archive holds the local catalog's classes only)
+        store = seaweedfs.start(scratch / "seaweedfs")
+    except Exception as exc:  # noqa: BLE001 (no store: the archive holds the local catalog's classes only)
+        print(f"class archive: trained without a REST catalog and S3 ({str(exc).splitlines()[0]})", file=sys.stderr)
         yield None
         return
-    with seaweedfs.running(scratch / "seaweedfs") as store:
+    try:
         yield {"type": "rest", "uri": store.rest_uri, "warehouse": store.warehouse, "credential": store.credential, "properties": store.s3_properties()}
+    finally:
+        store.stop()
 
 
 def main() -> int:
