@@ -643,7 +643,7 @@ def native_peer_section(results: dict[str, dict], plan: dict, measured: str = ""
             traffic = run["traffic"]
             requests = sum(count for kind, count in traffic.items() if not kind.startswith("bytes_"))
             rows.append([label, run["contender"], f"{run['wall_s']:.2f}", f"**{run['wall_s'] / peer['wall_s']:.1f}x**", f"{run['warm_s']:.2f}",
-                         f"**{run['warm_s'] / peer['warm_s']:.1f}x**", f"{run['cpu_s']:.1f}", f"{run['peak_tree_mib']:,.0f}",
+                         f"**{run['warm_s'] / peer['warm_s']:.1f}x**", f"{run['cpu_s']:.1f}", f"{run['peak_tree_mib']:,.0f}" if "peak_tree_mib" in run else "-",
                          f"{requests:,} / {traffic.get('bytes_sent', 0) / 2**20:,.0f} / {traffic.get('bytes_received', 0) / 2**20:,.0f}",
                          f"{run['data_files']} / {run['equality_delete_files']} / {run['position_delete_files']}", "same" if run["content_same"] else "CHANGED"])
             if "phase_seconds" in run:
