@@ -49,7 +49,8 @@ jars: $(STAMP)
 # 20,000-row table. Trained once per Java and Spark (~65 s); a no-op when it is there; a
 # failure to build it does not stop setup (nothing but start-up time depends on it).
 class-archive: jars
-	@$(VENV)/bin/python -m maintenance.cli.class_archive build --if-missing 2>$(VENV)/class-archive.log \
+	@$(VENV)/bin/python -m maintenance.cli.class_archive build --if-missing >$(VENV)/class-archive.log 2>&1 \
+	  && grep '^class archive:' $(VENV)/class-archive.log \
 	  || { tail -5 $(VENV)/class-archive.log; echo "class archive not built (see $(VENV)/class-archive.log): jobs run, each JVM starts slower"; }
 
 # The Flink writer (`icemaint workload cdc --writer flink`, maintenance/workload/flink_job.py):
