@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +26,7 @@ from sqlalchemy.engine import make_url
 from tests.conftest import POSTGRES_ADMIN_URL, new_state_url
 from tests.support.cli import assert_one_line_error
 from tests.support.paths import REPO
-from tests.support.proc_tree import descendants
+from tests.support.proc_tree import run_watching
 
 POSTGRES_JDBC = Path("/usr/share/java/postgresql.jar")  # Debian's libpostgresql-jdbc-java
 SECRETS = {name: f"Sekr1t-{name}-{uuid.uuid4().hex[:12]}" for name in ("CATCRED", "CAT_TOKEN", "S3SECRET", "S3KEYID", "SPARKPW", "PYTOKEN", "STATEPW", "S3A_SECRET", "CATPW")}
@@ -118,21 +117,16 @@ def assert_no_secret_in_process_listings_during_a_merge(home: Path, raw: dict) -
     assert made.returncode == 0, made.stderr[-2000:]
     env = {**os.environ, **SECRETS, "ICEMAINT_HOME": str(home)}
     env.pop("ICEMAINT_CONFIG", None)
-    proc = subprocess.Popen([sys.executable, "-m", "maintenance", "--config", str(config_path), "merge", "demo.orders", "--json"], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        seen_jvm = False
-        found: set[str] = set()
-        while proc.poll() is None:
-            below = descendants(proc.pid)
-            seen_jvm = seen_jvm or any(b"java" in (Path("/proc") / str(p) / "cmdline").read_bytes() for p in below if (Path("/proc") / str(p)).exists())
-            found.update(secrets_in_process_listings_once(proc.pid, below, raw))
-            time.sleep(0.2)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err[-2000:]
+    seen_jvm = False
+    found: set[str] = set()
+
+    def watch(pid: int, below: list[int]) -> None:
+        nonlocal seen_jvm
+        seen_jvm = seen_jvm or any(b"java" in (Path("/proc") / str(p) / "cmdline").read_bytes() for p in below if (Path("/proc") / str(p)).exists())
+        found.update(secrets_in_process_listings_once(pid, below, raw))
+
+    returncode, out, err = run_watching([sys.executable, "-m", "maintenance", "--config", str(config_path), "merge", "demo.orders", "--json"], env, REPO, watch)
+    assert returncode == 0, err[-2000:]
     assert json.loads(out)["status"] == "committed", out
     assert seen_jvm, "the job's JVM was never seen: the scan proved nothing"
     assert sorted(found) == [], sorted(found)

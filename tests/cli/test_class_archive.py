@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 from maintenance.spark.class_archive import archive_path
 from maintenance.spark.java_helpers import CACHE_ENV
 from tests.support.paths import REPO
-from tests.support.proc_tree import descendants
+from tests.support.proc_tree import run_watching
 
 pytestmark = [pytest.mark.process]
 
@@ -30,22 +29,18 @@ def icemaint(env: dict[str, str], *args: str) -> dict:  # type: ignore[type-arg]
 
 def merge_watching_maps(env: dict[str, str], archive: Path) -> tuple[dict, bool]:  # type: ignore[type-arg]
     """A MERGE as a CLI process, and whether any process of its tree mapped `archive`."""
-    proc = subprocess.Popen([sys.executable, "-m", "maintenance", "merge", "demo.orders", "--json"], cwd=REPO, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     mapped = False
-    try:
-        while proc.poll() is None:
-            for pid in descendants(proc.pid):
-                try:
-                    mapped = mapped or str(archive) in (Path("/proc") / str(pid) / "maps").read_text()
-                except OSError:
-                    continue
-            time.sleep(0.2)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 0, err[-2000:]
+
+    def watch(pid: int, below: list[int]) -> None:
+        nonlocal mapped
+        for process in below:
+            try:
+                mapped = mapped or str(archive) in (Path("/proc") / str(process) / "maps").read_text()
+            except OSError:
+                continue
+
+    returncode, out, err = run_watching([sys.executable, "-m", "maintenance", "merge", "demo.orders", "--json"], env, REPO, watch)
+    assert returncode == 0, err[-2000:]
     return json.loads(out), mapped
 
 

@@ -3,6 +3,9 @@ JVM (its command line, its environment, the files it maps) look at."""
 
 from __future__ import annotations
 
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -21,3 +24,18 @@ def descendants(pid: int) -> list[int]:
             found.append(child)
             pending.append(child)
     return found
+
+
+def run_watching(command: list[str], env: dict[str, str], cwd: Path, watch: Callable[[int, list[int]], None]) -> tuple[int, str, str]:
+    """Run `command` to its end, calling `watch(pid, descendants)` every 0.2 s while it runs:
+    its exit code, stdout and stderr (killed if the caller's watch raises)."""
+    proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        while proc.poll() is None:
+            watch(proc.pid, descendants(proc.pid))
+            time.sleep(0.2)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc.returncode, out, err
