@@ -162,7 +162,7 @@ class FencedRemover:
                                             f"over before their first file (the catalog or the state database answers too slowly: "
                                             f"the last look at the references and the lease took {self.looked_s:.1f} s)")
                     self.progress(self.done.files)
-                    log.debug("deletion batch done", deleted=self.done.files, of=total, late=len(late))
+                    log.debug("deletion batch done", deleted=self.done.files, of=total, late=len(late), looked_s=round(self.looked_s, 3))
         finally:
             if pool is not None:
                 pool.shutdown()
