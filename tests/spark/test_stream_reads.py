@@ -143,3 +143,81 @@ def test_the_plain_stream_view_is_made_once_per_java_table_and_follows_its_refre
     spark.sql(f"INSERT INTO {ref.spark_name} VALUES (2)")
     java_table.refresh()
     assert view.currentSnapshot().snapshotId() == java_table.currentSnapshot().snapshotId() == load_table(config, ref).metadata.current_snapshot_id
+
+
+def plain_streams(spark: Any, io: Any, whole_files_up_to: int) -> Any:
+    """The helper around a FileIO, as `stream_reads` makes it for a table."""
+    from maintenance.spark.java_helpers import new_helper
+
+    return new_helper(spark, "StreamInputFileIO", on_executors=True).around(io, whole_files_up_to)
+
+
+def read_as_parquet_does(stream: Any, length: int) -> tuple[bytes, bytes, int]:
+    """The footer's length and magic from the end, then the file from its start, then a
+    read past the end: Parquet's order of seeks (backwards twice)."""
+    stream.seek(length - 8)
+    tail = bytes(stream.read() for _ in range(8))
+    stream.seek(0)
+    head = bytes(stream.read() for _ in range(4))
+    stream.seek(length)
+    return tail, head, stream.read()
+
+
+def test_a_small_file_is_fetched_whole_and_read_as_its_bytes(spark, tmp_path: Path) -> None:
+    """Up to the limit a file's stream is the whole file in memory; beyond it, the FileIO's
+    own stream. Either way the bytes, the seeks backwards and the end are the file's (reads
+    into buffers are Parquet's own: every rewrite test reads through them)."""
+    path = tmp_path / "f.parquet"
+    content = b"PAR1" + bytes(range(256)) * 40 + b"\x10\x00\x00\x00PAR1"
+    path.write_bytes(content)
+    io = spark._jvm.org.apache.iceberg.hadoop.HadoopFileIO(spark.sparkContext._jsc.hadoopConfiguration())
+
+    for limit, kind in ((len(content), "WholeFile"), (len(content) - 1, "Stream")):
+        stream = plain_streams(spark, io, limit).newInputFile(str(path), len(content)).newStream()
+        try:
+            assert stream.getClass().getSimpleName() == kind
+            assert read_as_parquet_does(stream, len(content)) == (content[-8:], b"PAR1", -1)
+            stream.seek(100)
+            assert bytes(stream.read() for _ in range(50)) == content[100:150] and stream.getPos() == 150
+            assert stream.skip(10) == 10 and stream.read() == content[160]
+        finally:
+            stream.close()
+
+
+def test_a_file_shorter_than_its_metadata_says_fails_its_read(spark, tmp_path: Path) -> None:
+    """The length comes from the table's metadata: a file that ends before it is an error,
+    not a stream of what there was."""
+    path = tmp_path / "short.parquet"
+    path.write_bytes(b"PAR1" * 10)
+    io = spark._jvm.org.apache.iceberg.hadoop.HadoopFileIO(spark.sparkContext._jsc.hadoopConfiguration())
+    with pytest.raises(Exception, match="ended after 40 of its 100 bytes"):
+        plain_streams(spark, io, 1000).newInputFile(str(path), 100).newStream()
+
+
+@pytest.mark.s3
+def test_a_small_file_on_s3_costs_one_request(spark, tmp_path: Path) -> None:
+    """Through Iceberg's S3FileIO, Parquet's seeks backwards are each a new GET: a file
+    fetched whole is one, counted by the store itself."""
+    from tests.services.s3 import start_s3
+
+    store = start_s3(tmp_path / "seaweedfs", buckets=("streams",))
+    try:
+        content = b"PAR1" + bytes(range(256)) * 4000 + b"\x10\x00\x00\x00PAR1"
+        store.client().put_object(Bucket="streams", Key="f.parquet", Body=content)
+        properties = {"s3.endpoint": store.endpoint, "s3.access-key-id": store.access_key, "s3.secret-access-key": store.secret_key,
+                      "client.region": store.region, "s3.path-style-access": "true"}
+        io = spark._jvm.org.apache.iceberg.aws.s3.S3FileIO()
+        io.initialize(properties)
+        gets = {}
+        for limit in (len(content), 0):
+            before = store.s3_traffic().get("GET", 0)
+            stream = plain_streams(spark, io, limit).newInputFile("s3://streams/f.parquet", len(content)).newStream()
+            try:
+                assert read_as_parquet_does(stream, len(content)) == (content[-8:], b"PAR1", -1)
+            finally:
+                stream.close()
+            gets[limit] = store.s3_traffic().get("GET", 0) - before
+        io.close()
+    finally:
+        store.stop()
+    assert gets == {len(content): 1, 0: 2}, gets
