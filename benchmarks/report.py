@@ -664,7 +664,9 @@ def native_peer_section(results: dict[str, dict], plan: dict, measured: str = ""
         "in an already started Spark session (the daemon's path), the peer's `Compaction.run()` inside its process. Medians of rounds in "
         f"which every contender ran once, in turn, after one unmeasured run of each (`benchmarks/native_peer.py {' '.join(plan['native_peer'])}`). "
         "Files left: data / equality deletes / position deletes or DVs, from the metadata tables (not the snapshot summary); content: the "
-        "table against the generated one. " + (measured + " " if measured else "")
+        "table against the generated one. SeaweedFS's REST catalog refuses to create tables partitioned by `bucket[N]` and its table "
+        "buckets refuse `.puffin` objects (deletion vectors): these tables are identity-partitioned, format 2 only. "
+        + (measured + " " if measured else "")
         + f"`icemaint --help` as a process: {startup['help_s']:.2f} s; a MERGE with nothing to do as a process: {noop.get('noop_s', 0):.2f} s "
         f"({', '.join(noop.get('statuses', []))}). What issue 58 asks: verified MERGE of the 3M-event table within 1.5x of the peer's "
         "`full` warm and within 3x as one process; COMPACT within 1.5x of `small_files` warm."
