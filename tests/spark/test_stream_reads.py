@@ -195,6 +195,7 @@ def test_a_file_shorter_than_its_metadata_says_fails_its_read(spark, tmp_path: P
 
 
 @pytest.mark.s3
+@pytest.mark.process  # a SeaweedFS of its own
 def test_a_small_file_on_s3_costs_one_request(spark, tmp_path: Path) -> None:
     """Through Iceberg's S3FileIO, Parquet's seeks backwards are each a new GET: a file
     fetched whole is one, counted by the store itself."""
