@@ -74,6 +74,7 @@ ACQUIRE_ATTEMPTS = 3  # a lease row forgotten between its making and its taking 
 class LeaseStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self._reads = engine.execution_options(isolation_level="AUTOCOMMIT")  # one-statement reads: no BEGIN and ROLLBACK around them
         self._now = db_now_ms(engine)
 
     def acquire(self, table: str, holder: str, ttl_s: float) -> Lease | None:
@@ -139,7 +140,7 @@ class LeaseStore:
         One statement, read in autocommit: no BEGIN and ROLLBACK around it. Every deletion
         batch reads it inside its window (`jobs/file_removal/fenced.py`), where each round trip
         counts: on PostgreSQL with the cores 8x oversubscribed, 0.09 s instead of 0.26 s."""
-        with unavailable_as_error(), self.engine.execution_options(isolation_level="AUTOCOMMIT").connect() as conn:
+        with unavailable_as_error(), self._reads.connect() as conn:
             return conn.execute(select(leases.c.table_name).where(self._held_by(lease))).first() is not None
 
     def release(self, lease: Lease) -> bool:
@@ -213,7 +214,7 @@ class LeaseStore:
         query = select(leases, self._now.label("now_ms")).order_by(leases.c.table_name)
         if where is not None:
             query = query.where(where)
-        with unavailable_as_error(), self.engine.connect() as conn:
+        with unavailable_as_error(), self._reads.connect() as conn:  # one statement: autocommit reads it as a transaction would
             rows = conn.execute(query).all()
         return [
             LeaseState(
