@@ -11,13 +11,13 @@ PYTEST_ARGS ?=
 PYTEST_WORKERS ?= 2
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
 
-.PHONY: setup demo-setup system databases jars class-archive flink peer browser docker test-tools lint test test-fast test-integration demo bench clean
+.PHONY: setup demo-setup system databases jars reporter class-archive flink peer browser docker test-tools lint test test-fast test-integration demo bench clean
 
 # The status page's browser tests (tests/ui/test_ui.py) drive Chromium and chromedriver: setup
 # installs them when missing (scripts/setup-test-browser.sh; the Docker image never runs it).
 # The container test (tests/test_container.py) builds and runs the image with a Docker Engine
 # it starts itself: setup installs docker.io and debootstrap (scripts/setup-docker.sh).
-setup: system databases browser docker $(STAMP) jars class-archive flink
+setup: system databases browser docker $(STAMP) jars reporter class-archive flink
 
 system:
 	@bash scripts/setup-system.sh
@@ -43,6 +43,11 @@ $(STAMP): pyproject.toml
 # (maintenance/spark/jars.py), into .venv/share/icemaint/jars; a no-op when they are there.
 jars: $(STAMP)
 	@$(VENV)/bin/python -m maintenance.spark.jars fetch
+
+# The jar readers put on their class path to report their scans to the daemon
+# (maintenance/readers/reporter_jar.py), compiled by the JDK's javac; a no-op when it is there.
+reporter: jars
+	@$(VENV)/bin/python -m maintenance.readers.reporter_jar build
 
 # Spark's, Iceberg's and the AWS SDK's classes mapped by every job's JVM instead of loaded one
 # by one (maintenance/spark/class_archive.py): a MERGE as a CLI process 9.0 s -> 7.4 s on a

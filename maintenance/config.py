@@ -35,6 +35,7 @@ _CATALOG_OWN_KEYS = {"type", "uri", "warehouse", "properties", "spark", "pyicebe
 # 5.9 s at 1, docs/benchmarks.md), and pyiceberg's Hive catalog shares one Thrift transport
 # between calls: both read one table at a time unless the catalog entry says otherwise.
 METADATA_READS = 8
+MIN_TOKEN = 16  # characters of a shared secret readers send (`daemon.scan_reports_token`)
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -86,6 +87,8 @@ class DaemonConfig:
     metrics_port: int = 9464  # Prometheus /metrics and /healthz; 0 turns it off
     metrics_host: str = "0.0.0.0"
     metrics_tables: int = 100  # per-table metric series for at most this many tables (daemon/metrics.py); 0: none
+    # readers' scan reports are taken on the HTTP port only with this secret (`readers/endpoint.py`)
+    scan_reports_token: str | None = None
 
 
 @dataclass(frozen=True)
@@ -302,7 +305,7 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: 'daemon' must be a mapping")
     keys = {"interval": "interval_s", "spark_idle": "spark_idle_s", "shutdown_grace": "shutdown_grace_s"}
-    _reject_unknown(raw, {*keys, "max_concurrent_jobs", "metrics_port", "metrics_host", "metrics_tables"}, source, "daemon")
+    _reject_unknown(raw, {*keys, "max_concurrent_jobs", "metrics_port", "metrics_host", "metrics_tables", "scan_reports_token"}, source, "daemon")
     values: dict[str, Any] = {}
     for key, attr in keys.items():
         if key in raw:
@@ -318,6 +321,11 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
             values[key] = value
     if "metrics_host" in raw:
         values["metrics_host"] = _text(raw["metrics_host"], source, "daemon.metrics_host")
+    if raw.get("scan_reports_token") is not None:
+        token = _text(raw["scan_reports_token"], source, "daemon.scan_reports_token")
+        if len(token) < MIN_TOKEN:
+            raise ConfigError(f"{source}: daemon.scan_reports_token must be at least {MIN_TOKEN} characters")
+        values["scan_reports_token"] = token
     return DaemonConfig(**values)
 
 

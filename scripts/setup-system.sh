@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# System packages icemaint needs besides Python: a Java 17+ runtime for Spark and the
-# SQLite JDBC driver for the embedded catalog. Installs them with apt on Debian/Ubuntu as
+# System packages icemaint needs besides Python: a Java 17+ runtime for Spark, a JDK's
+# javac for the readers' scan reporter (`make reporter`) and the SQLite JDBC driver for the
+# embedded catalog. Installs them with apt on Debian/Ubuntu as
 # root; elsewhere says in one line what to install. Quiet when all is there already.
 set -euo pipefail
 
@@ -13,6 +14,7 @@ java_major() {
 }
 
 [ "$(java_major)" -ge 17 ] 2>/dev/null || missing+=(openjdk-17-jre-headless)
+command -v javac >/dev/null 2>&1 || missing+=(openjdk-17-jdk-headless)
 [ -f "$SQLITE_JDBC" ] || missing+=(libxerial-sqlite-jdbc-java)
 command -v python3 >/dev/null 2>&1 || missing+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
@@ -29,5 +31,5 @@ if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
   exit 0
 fi
 
-echo "setup: please install ${missing[*]} (Java 17+ runtime and the xerial SQLite JDBC jar at $SQLITE_JDBC), then run make again" >&2
+echo "setup: please install ${missing[*]} (Java 17+ runtime, a JDK's javac and the xerial SQLite JDBC jar at $SQLITE_JDBC), then run make again" >&2
 exit 1

@@ -69,6 +69,21 @@ def test_numbers_may_come_from_the_environment(tmp_path, monkeypatch) -> None:
         parse_config(raw, source="t.yaml", base_dir=tmp_path)
 
 
+def test_the_scan_reports_token_is_a_secret_of_some_length(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Readers' shared token: off by default, redacted wherever it would show, and refused
+    when too short to be a secret (an error that does not repeat it)."""
+    from maintenance.redact import redact_text
+
+    assert parse_config({}, source="t.yaml", base_dir=tmp_path).daemon.scan_reports_token is None
+    monkeypatch.setenv("ICEMAINT_TEST_READERS", "readers-token-0123456789")
+    config = parse_config({"daemon": {"scan_reports_token": "${ICEMAINT_TEST_READERS}"}}, source="t.yaml", base_dir=tmp_path)
+    assert config.daemon.scan_reports_token == "readers-token-0123456789"
+    assert redact_text("sent readers-token-0123456789") == "sent ***"
+    with pytest.raises(ConfigError, match="scan_reports_token must be at least 16 characters") as refused:
+        parse_config({"daemon": {"scan_reports_token": "short-secret"}}, source="t.yaml", base_dir=tmp_path)
+    assert "short-secret" not in str(refused.value)
+
+
 def test_metadata_reads_per_catalog_default_by_type_and_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """How many tables an evaluation reads at once (schedule/overlap.py): 8, Hive and local-disk
     warehouses 1 (pyiceberg's Hive client shares one Thrift transport; local reads are CPU work

@@ -9,6 +9,11 @@ answers as `/readyz`, as it did before the two existed.
 Each request is answered in its own thread, never the scheduler's: a slow page cannot hold
 up an evaluation, a job or a probe. `icemaint ui` serves the same page with no metrics.
 
+`POST` reaches only the doors it is given (`posts`: a path and what takes the body, with
+the request's `Authorization` header): the daemon's is readers' scan reports
+(`readers/endpoint.py`). A body must say its length and be at most `MAX_POST_BODY`; the
+connection is closed after a refused one.
+
 `HEAD` answers as `GET` without the body (load balancers and uptime checkers send it). A
 connection that sends nothing for `IDLE_TIMEOUT_S` is dropped, so an idle client cannot
 hold a thread forever. A client that leaves mid-answer (a closed tab, a probe's timeout) is
@@ -19,7 +24,7 @@ to the log, not to http.server's bare traceback.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
@@ -37,6 +42,8 @@ CLIENT_LEFT = (ConnectionError, TimeoutError)  # BrokenPipeError, ConnectionRese
 
 
 Probe = Callable[[], tuple[bool, str]]
+PostDoor = Callable[[bytes, "str | None"], tuple[int, str]]  # (body, Authorization) -> (status, one line)
+MAX_POST_BODY = 8 * 2**20
 
 
 class _Server(ThreadingHTTPServer):
@@ -55,10 +62,11 @@ class _Server(ThreadingHTTPServer):
 
 def serve(host: str, port: int, registry: CollectorRegistry | None = None, healthy: Probe | None = None,
           pages: StatusPages | None = None, alive: Probe | None = None,
-          idle_timeout_s: float = IDLE_TIMEOUT_S) -> ThreadingHTTPServer:
+          idle_timeout_s: float = IDLE_TIMEOUT_S, posts: Mapping[str, PostDoor] | None = None) -> ThreadingHTTPServer:
     """Start serving in a daemon thread; returns the server (its real port in server_address).
     Without a registry there is no `/metrics`; without `healthy`, `/readyz` and `/healthz`
-    always answer 200, without `alive`, `/livez` does; without `pages`, no status page."""
+    always answer 200, without `alive`, `/livez` does; without `pages`, no status page;
+    `posts`: the paths that take a POST."""
     probes = {"/livez": alive, "/readyz": healthy, "/healthz": healthy}
 
     class Handler(BaseHTTPRequestHandler):
@@ -69,6 +77,22 @@ def serve(host: str, port: int, registry: CollectorRegistry | None = None, healt
 
         def do_HEAD(self) -> None:  # noqa: N802 (http.server's name)
             self._answer(with_body=False)
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            door = (posts or {}).get(self.path.partition("?")[0])
+            length = self.headers.get("Content-Length", "")
+            if door is None:
+                self.close_connection = True
+                self._send(404, b"not found\n", TEXT)
+            elif not length.isdigit():
+                self.close_connection = True
+                self._send(411, b"a POST must say its Content-Length\n", TEXT)
+            elif int(length) > MAX_POST_BODY:
+                self.close_connection = True
+                self._send(413, f"a body of at most {MAX_POST_BODY} bytes\n".encode(), TEXT)
+            else:
+                status, text = door(self.rfile.read(int(length)), self.headers.get("Authorization"))
+                self._send(status, (text + "\n").encode(), TEXT)
 
         def _answer(self, *, with_body: bool) -> None:
             path, _, query = self.path.partition("?")

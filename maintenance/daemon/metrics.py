@@ -69,6 +69,8 @@ class DaemonMetrics:
         self.jobs_due = Gauge("icemaint_jobs_due", "Due decisions at the last evaluation", ["job"], registry=r)
         self.evaluation_duration = Histogram("icemaint_evaluation_duration_seconds", "Evaluation cycle time", registry=r,
                                              buckets=(0.5, 1, 5, 15, 30, 60, 120, 300, 600, float("inf")))
+        self.scan_reports = Counter("icemaint_scan_reports", "Readers' scan reports by outcome (taken, unavailable: counted "
+                                    "in reports; refused, unauthorized: in requests)", ["outcome"], registry=r)
         ProcessCollector(registry=r)  # memory, CPU, open files: what a leak or a stuck JVM child shows first
         for collector in (PLATFORM_COLLECTOR, GC_COLLECTOR):
             r.register(collector)

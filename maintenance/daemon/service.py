@@ -18,7 +18,8 @@
   catalog is skipped with its tables (503, named); an evaluation that fails otherwise backs
   off (doubling, up to 10 minutes: `backoff.doubling`); a failing job backs off per table
   and job through the run history (`schedule/decisions.py`).
-- The HTTP port serves `/metrics`, the probes and the read-only status page
+- The HTTP port serves `/metrics`, the probes, readers' scan reports (`POST
+  /v1/scan-reports`, with `daemon.scan_reports_token` set: `readers/endpoint.py`) and the read-only status page
   (`maintenance/ui/`), which renders from the latest evaluation (published to its cache)
   in the server's own threads. `/readyz` (and `/healthz`) is `healthy()`: 503 while a
   dependency fails. `/livez` is `alive()`: 503 only when this process no longer works (its
@@ -54,12 +55,14 @@ from maintenance import interrupts
 from maintenance.backoff import doubling
 from maintenance.config import Config
 from maintenance.daemon.health import POLICIES, SPARK, STATE, Dependencies, catalog
-from maintenance.daemon.http import serve
+from maintenance.daemon.http import PostDoor, serve
 from maintenance.daemon.metrics import DaemonMetrics
 from maintenance.errors import EXIT_OK, ConfigError, IcemaintError
 from maintenance.lease.keeper import revoke_all
 from maintenance.policy.loader import load_policies
 from maintenance.policy.model import Policy
+from maintenance.readers.endpoint import PATH as SCAN_REPORTS_PATH
+from maintenance.readers.endpoint import ScanReportEndpoint
 from maintenance.schedule.cycle import Evaluation, evaluate, run_decision
 from maintenance.schedule.decisions import Decision
 from maintenance.schedule.kept import KeptEvaluations
@@ -122,7 +125,8 @@ class Daemon:
         server = None
         if self.settings.metrics_port:
             pages = StatusPages(self.config, self.status, policies=lambda: self.policies)
-            server = serve(self.settings.metrics_host, self.settings.metrics_port, self.metrics.registry, self.healthy, pages=pages, alive=self.alive)
+            server = serve(self.settings.metrics_host, self.settings.metrics_port, self.metrics.registry, self.healthy, pages=pages, alive=self.alive,
+                           posts=self._posts())
             self.http_port = server.server_address[1]
         scheduler = BackgroundScheduler(timezone=timezone.utc)
         scheduler.add_job(self.evaluate_and_dispatch, "interval", seconds=self.settings.interval_s, id="evaluate",
@@ -160,6 +164,15 @@ class Daemon:
             self.membership.leave(open_state(self.config))
         except IcemaintError as exc:
             log.warning("daemon membership not released; it expires by itself", error=str(exc))
+
+    def _posts(self) -> dict[str, PostDoor]:
+        """What the HTTP port takes by POST: readers' scan reports, when a token is set."""
+        token = self.settings.scan_reports_token
+        if token is None:
+            return {}
+        endpoint = ScanReportEndpoint(token, self.config.default_catalog, self.config.catalogs, lambda: open_state(self.config).scans,
+                                      counted=lambda outcome, count: self.metrics.scan_reports.labels(outcome).inc(count))
+        return {SCAN_REPORTS_PATH: endpoint.receive}
 
     def _refuse_misconfigured_state(self) -> None:
         """Exit 2 in one line (the CLI's, without a traceback) when the state database is

@@ -79,3 +79,25 @@ class EvaluationRow(Base):
     written_at_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
     __table_args__ = (Index("ix_icemaint_evaluations_catalog", "catalog"),)
+
+
+class ScanDayRow(Base):
+    """What readers' scans of one table cost on one day (UTC), summed (migration 0006):
+    `state/scan_days.py`. A few weeks of days are kept, so a table has a bounded number of rows."""
+
+    __tablename__ = "icemaint_scan_days"
+
+    table_name: Mapped[str] = mapped_column(String(512), primary_key=True)
+    day: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)  # days since 1970-01-01
+    scans: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    planning_us: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    data_files: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    delete_files: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    equality_delete_files: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    position_delete_files: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    data_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    delete_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    manifests: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    last_report_at_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+    __table_args__ = (Index("ix_icemaint_scan_days_day", "day"),)

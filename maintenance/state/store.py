@@ -1,4 +1,5 @@
-"""One handle on the state database for a process: leases, run history and shared evaluations, schema upgraded."""
+"""One handle on the state database for a process: leases, run history, shared evaluations and
+readers' scans, schema upgraded."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from maintenance.state.database import ensure_schema, make_engine
 from maintenance.state.evaluations import EvaluationStore
 from maintenance.state.leases import LeaseStore
 from maintenance.state.runs import RunStore
+from maintenance.state.scan_days import ScanDayStore
 
 
 @dataclass(frozen=True)
@@ -22,11 +24,13 @@ class StateStore:
     leases: LeaseStore
     runs: RunStore
     evaluations: EvaluationStore
+    scans: ScanDayStore
 
     @classmethod
     def on(cls, engine: Engine) -> StateStore:
         """Every store on one engine (whose schema is already the newest)."""
-        return cls(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine), evaluations=EvaluationStore(engine))
+        return cls(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine), evaluations=EvaluationStore(engine),
+                   scans=ScanDayStore(engine))
 
 
 log = structlog.get_logger(__name__)

@@ -409,3 +409,44 @@ def test_a_second_sigint_stops_a_daemon_whose_shutdown_is_stuck(tmp_path: Path) 
             writer.close()
     assert code == 130 and stopped_after_s < 5, (code, stopped_after_s, log.read_text()[-2000:])
     assert log.read_text().splitlines()[-1] == "icemaint: error: interrupted twice: stopped at once, without cleaning up (leases it held expire by themselves)"
+
+
+@pytest.mark.process
+def test_a_daemon_with_a_scan_reports_token_takes_readers_reports(tmp_path: Path, config: Config, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The token comes from the environment (never a command line), a batch posted with it is
+    stored in the daemon's state database and counted in /metrics, one without it is refused
+    and counted, and the token shows nowhere in the daemon's log."""
+    import urllib.request
+
+    from tests.support.scan_reports import REPORT, batch
+
+    token = f"scan-token-{uuid.uuid4().hex}"
+    monkeypatch.setenv("ICEMAINT_TEST_SCAN_TOKEN", token)
+    state_url = f"sqlite:///{tmp_path / 'state.db'}"
+    config_path, port = daemon_config(tmp_path, config, state_url, f"scans_{uuid.uuid4().hex[:6]}", "daemon",
+                                      daemon_settings="  scan_reports_token: ${ICEMAINT_TEST_SCAN_TOKEN}\n")
+    log = tmp_path / "daemon.log"
+    process = start_daemon(config_path, log)
+
+    def post(secret: str) -> int:
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/scan-reports", data=batch([REPORT, REPORT], catalog=None), method="POST",
+                                         headers={"Authorization": f"Bearer {secret}"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as answer:
+                return answer.status
+        except urllib.error.HTTPError as refused:
+            return refused.code
+
+    try:
+        wait_for(lambda: healthz(port)[0] == 200, 90, "the daemon to be healthy", [log])
+        assert post(token) == 200
+        assert post(token[:-1]) == 401
+        assert metric(port, 'icemaint_scan_reports_total{outcome="taken"}') == 2.0
+        assert metric(port, 'icemaint_scan_reports_total{outcome="unauthorized"}') == 1.0
+        with open(f"/proc/{process.pid}/cmdline", "rb") as cmdline:
+            assert token.encode() not in cmdline.read()
+    finally:
+        stop_daemon(process, log)
+    stored = open_state(parse_config({"state": {"url": state_url}}, source="test", base_dir=tmp_path)).scans.summaries()
+    assert {t: s.scans for t, s in stored.items()} == {f"{config.default_catalog}.sales.orders": 2}
+    assert token not in log.read_text()

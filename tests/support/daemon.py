@@ -37,10 +37,11 @@ def free_port() -> int:
 
 
 def daemon_config(tmp_path: Path, config: Config, state_url: str, namespace: str, name: str, *, policy: str | None = None,
-                  max_concurrent_jobs: int = 2) -> tuple[Path, int]:
+                  max_concurrent_jobs: int = 2, daemon_settings: str = "") -> tuple[Path, int]:
     """A daemon's config on `config`'s home, whose catalog is made here if the test made no
     table yet (icemaint never creates the catalog it maintains); `policy` (a policy file's
-    text) instead of `POLICY` on `namespace`."""
+    text) instead of `POLICY` on `namespace`; `daemon_settings`: more lines of its `daemon:`
+    (each indented by two spaces, ending in a newline)."""
     get_catalog(config, config.default_catalog)
     policies = tmp_path / "policies"
     policies.mkdir(exist_ok=True)
@@ -49,7 +50,7 @@ def daemon_config(tmp_path: Path, config: Config, state_url: str, namespace: str
     path = tmp_path / f"{name}.yaml"
     path.write_text(
         f"home: {config.home}\nstate:\n  url: {state_url}\npolicies: {policies}\n"
-        f"daemon:\n  interval: 2s\n  spark_idle: 5s\n  shutdown_grace: 60s\n  metrics_port: {port}\n  max_concurrent_jobs: {max_concurrent_jobs}\n"
+        f"daemon:\n  interval: 2s\n  spark_idle: 5s\n  shutdown_grace: 60s\n  metrics_port: {port}\n  max_concurrent_jobs: {max_concurrent_jobs}\n{daemon_settings}"
         "spark:\n  master: local[1]\n  conf:\n    spark.sql.shuffle.partitions: '2'\n    spark.ui.enabled: 'false'\n"
     )
     return path, port

@@ -1,0 +1,223 @@
+package icemaint.readers;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.iceberg.metrics.MetricsReport;
+import org.apache.iceberg.metrics.MetricsReporter;
+import org.apache.iceberg.metrics.ScanReport;
+import org.apache.iceberg.metrics.ScanReportParser;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sends each scan a reader plans to icemaint's daemon, which learns from them which tables are
+ * read, how often, and what their scans cost (issue 59: maintenance spent where readers gain).
+ *
+ * A reader names it in its catalog's settings: {@code metrics-reporter-impl} =
+ * {@code icemaint.readers.ScanReportSender}, {@code icemaint.url} = the daemon's HTTP address,
+ * {@code icemaint.token-file} = a file holding the daemon's {@code scan_reports_token} (or
+ * {@code icemaint.token}: a setting is seen by whoever can list the reader's processes),
+ * {@code icemaint.catalog} = the name of the catalog in icemaint's configuration (default: the
+ * daemon's default catalog). Spark, Flink and Trino load it from the catalog's settings.
+ *
+ * Why it can never slow down or break a reader's scan:
+ * <ul>
+ *   <li>{@link #report} only turns the report into JSON and offers it to a bounded queue, which
+ *       never waits: when the queue is full (the daemon is down or slow), the report is dropped
+ *       and counted. Nothing it calls can throw out of it.
+ *   <li>One daemon thread sends what is queued, in batches, with time bounds on connecting and on
+ *       the answer; a batch that fails is dropped, and the next attempt waits, doubling up to a
+ *       minute, while new reports keep being dropped when the queue is full.
+ *   <li>At the JVM's exit, what is queued is sent once more within {@link #EXIT_SEND_MS} (a
+ *       one-query job would else never report), and then the JVM goes.
+ * </ul>
+ */
+public class ScanReportSender implements MetricsReporter {
+  public static final String URL = "icemaint.url";
+  public static final String TOKEN = "icemaint.token";
+  public static final String TOKEN_FILE = "icemaint.token-file";
+  public static final String CATALOG = "icemaint.catalog";
+  public static final String PATH = "/v1/scan-reports";
+  static final int QUEUE = 10_000;
+  static final int BATCH = 500;
+  static final int CONNECT_MS = 2_000;
+  static final int ANSWER_MS = 5_000;
+  static final int EXIT_SEND_MS = 1_000;
+  static final long MAX_PAUSE_MS = 60_000;
+
+  private static final Logger LOG = LoggerFactory.getLogger(ScanReportSender.class);
+
+  private final BlockingQueue<String> queue = new ArrayBlockingQueue<>(QUEUE);
+  private final AtomicLong dropped = new AtomicLong();
+  private final AtomicLong sent = new AtomicLong();
+  private volatile String endpoint;
+  private volatile String token;
+  private volatile String catalog;
+  private volatile Thread sender;
+
+  @Override
+  public void initialize(Map<String, String> properties) {
+    try {
+      String url = properties.get(URL);
+      if (url == null || url.isEmpty()) {
+        LOG.warn("icemaint scan reports: no {} in the catalog's settings, nothing is sent", URL);
+        return;
+      }
+      String tokenFile = properties.get(TOKEN_FILE);
+      String found = tokenFile != null
+          ? new String(Files.readAllBytes(Paths.get(tokenFile)), StandardCharsets.UTF_8).trim()
+          : properties.get(TOKEN);
+      if (found == null || found.isEmpty()) {
+        LOG.warn("icemaint scan reports: no {} or {} in the catalog's settings, nothing is sent", TOKEN_FILE, TOKEN);
+        return;
+      }
+      URI base = URI.create(url.endsWith("/") ? url.substring(0, url.length() - 1) : url);
+      this.endpoint = base + PATH;
+      this.token = found;
+      this.catalog = properties.get(CATALOG);
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("icemaint scan reports: not sent ({})", e.toString());
+      this.endpoint = null;
+    }
+  }
+
+  @Override
+  public void report(MetricsReport report) {
+    try {
+      if (endpoint == null || !(report instanceof ScanReport)) {
+        return;
+      }
+      if (!queue.offer(ScanReportParser.toJson((ScanReport) report))) {
+        dropped.incrementAndGet();
+      }
+      if (sender == null) {
+        start();
+      }
+    } catch (Throwable e) {  // a reader's scan must never fail because of icemaint
+      dropped.incrementAndGet();
+    }
+  }
+
+  /** Reports sent and reports dropped so far (for tests and a reader's own metrics). */
+  public long sentCount() {
+    return sent.get();
+  }
+
+  public long droppedCount() {
+    return dropped.get();
+  }
+
+  private synchronized void start() {
+    if (sender != null) {
+      return;
+    }
+    Thread thread = new Thread(this::sendForever, "icemaint-scan-reports");
+    thread.setDaemon(true);
+    thread.start();
+    Runtime.getRuntime().addShutdownHook(new Thread(this::sendAtExit, "icemaint-scan-reports-exit"));
+    sender = thread;
+  }
+
+  private void sendForever() {
+    long pauseMs = 0;
+    while (true) {
+      try {
+        String first = queue.poll(1, TimeUnit.SECONDS);
+        if (first == null) {
+          continue;
+        }
+        List<String> batch = new ArrayList<>();
+        batch.add(first);
+        queue.drainTo(batch, BATCH - 1);
+        if (send(batch, CONNECT_MS, ANSWER_MS)) {
+          pauseMs = 0;
+        } else {
+          pauseMs = Math.min(MAX_PAUSE_MS, Math.max(1_000, pauseMs * 2));
+          Thread.sleep(pauseMs);
+        }
+      } catch (InterruptedException e) {
+        return;
+      } catch (Throwable e) {
+        LOG.debug("icemaint scan reports: {}", e.toString());
+      }
+    }
+  }
+
+  private void sendAtExit() {
+    List<String> batch = new ArrayList<>();
+    queue.drainTo(batch, BATCH);
+    if (!batch.isEmpty()) {
+      send(batch, EXIT_SEND_MS / 2, EXIT_SEND_MS / 2);
+    }
+  }
+
+  /** POSTs one batch; false (and the batch dropped, counted) when it was not taken. */
+  private boolean send(List<String> batch, int connectMs, int answerMs) {
+    HttpURLConnection connection = null;
+    try {
+      StringBuilder body = new StringBuilder("{\"catalog\":");
+      body.append(catalog == null ? "null" : quoted(catalog)).append(",\"reports\":[");
+      for (int i = 0; i < batch.size(); i += 1) {
+        body.append(i == 0 ? "" : ",").append(batch.get(i));
+      }
+      byte[] bytes = body.append("]}").toString().getBytes(StandardCharsets.UTF_8);
+      connection = (HttpURLConnection) URI.create(endpoint).toURL().openConnection();
+      connection.setConnectTimeout(connectMs);
+      connection.setReadTimeout(answerMs);
+      connection.setRequestMethod("POST");
+      connection.setDoOutput(true);
+      connection.setFixedLengthStreamingMode(bytes.length);
+      connection.setRequestProperty("Content-Type", "application/json");
+      connection.setRequestProperty("Authorization", "Bearer " + token);
+      try (OutputStream out = connection.getOutputStream()) {
+        out.write(bytes);
+      }
+      int status = connection.getResponseCode();
+      try (InputStream in = status < 400 ? connection.getInputStream() : connection.getErrorStream()) {
+        if (in != null) {
+          in.readAllBytes();
+        }
+      }
+      if (status / 100 == 2) {
+        sent.addAndGet(batch.size());
+        return true;
+      }
+      LOG.warn("icemaint scan reports: the daemon answered {} to {} reports, dropped", status, batch.size());
+    } catch (IOException | RuntimeException e) {
+      LOG.debug("icemaint scan reports: {} reports not sent ({})", batch.size(), e.toString());
+    } finally {
+      if (connection != null) {
+        connection.disconnect();
+      }
+    }
+    dropped.addAndGet(batch.size());
+    return false;
+  }
+
+  private static String quoted(String text) {
+    StringBuilder out = new StringBuilder("\"");
+    for (char c : text.toCharArray()) {
+      if (c == '"' || c == '\\') {
+        out.append('\\').append(c);
+      } else if (c < 0x20) {
+        out.append(String.format("\\u%04x", (int) c));
+      } else {
+        out.append(c);
+      }
+    }
+    return out.append('"').toString();
+  }
+}

@@ -1,0 +1,70 @@
+"""A Spark reader that reports its scans to icemaint, as users' readers do (issue 59).
+
+Run as its own process (`python -m maintenance.workload.readers SETTINGS.json`), like any
+application reading the tables: its own Spark session on icemaint's catalog configuration,
+with the scan reporter's jar on its class path and the catalog told to use it
+(`metrics-reporter-impl` = `readers/reporter_jar.CLASS_NAME`, `icemaint.url`,
+`icemaint.token-file`). Its settings come in a file (never a command line: the catalogs'
+properties may hold secrets):
+
+    {"config": <icemaint's configuration, as its YAML would say it>, "reporter": {"url": ...,
+     "token_file": ..., "catalog": ...} or null, "scans": [{"table": "catalog.ns.table",
+     "where": "SQL predicate" or null}, ...]}
+
+Each scan reads every row the predicate selects (a count and a sum of the rows' hashes, so
+no file is skipped by an aggregate's pushdown) and is timed; the output is one JSON object:
+`{"scans": [{"table", "where", "rows", "ms"}, ...]}`. What the reporter still holds when the
+process ends is sent at the JVM's exit (`ScanReportSender`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from maintenance.config import Config, parse_config
+from maintenance.readers.reporter_jar import CLASS_NAME, reporter_jar
+
+
+def reader_config(config: Config, reporter: dict[str, Any] | None) -> Config:
+    """`config` with every catalog reporting its scans to `reporter` (`url`, `token_file`,
+    optional `catalog`), and the reporter's jar on the class path; `config` when None."""
+    if reporter is None:
+        return config
+    settings = {"metrics-reporter-impl": CLASS_NAME, "icemaint.url": reporter["url"], "icemaint.token-file": reporter["token_file"]}
+    catalogs = {}
+    for name, catalog in config.catalogs.items():
+        told = {**settings, "icemaint.catalog": reporter.get("catalog") or name}
+        catalogs[name] = dataclasses.replace(catalog, spark_properties={**catalog.spark_properties, **told})
+    spark = dataclasses.replace(config.spark, jars=(*config.spark.jars, str(reporter_jar())))
+    return dataclasses.replace(config, catalogs=catalogs, spark=spark)
+
+
+def run(settings: dict[str, Any]) -> dict[str, Any]:
+    from maintenance.catalogs import parse_table_ref
+    from maintenance.spark.session import get_spark
+
+    config = reader_config(parse_config(settings["config"], source="reader settings", base_dir=Path.cwd()), settings.get("reporter"))
+    spark = get_spark(config)
+    done = []
+    for scan in settings["scans"]:
+        ref = parse_table_ref(scan["table"], config)
+        where = f" WHERE {scan['where']}" if scan.get("where") else ""
+        started = time.perf_counter()
+        row = spark.sql(f"SELECT count(*) AS rows, sum(hash(*)) AS digest FROM {ref.spark_name}{where}").collect()[0]
+        done.append({"table": scan["table"], "where": scan.get("where"), "rows": int(row["rows"]), "ms": round((time.perf_counter() - started) * 1000, 3)})
+    return {"scans": done}
+
+
+def main(argv: list[str]) -> int:
+    settings = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    print(json.dumps(run(settings)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

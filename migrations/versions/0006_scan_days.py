@@ -1,0 +1,34 @@
+"""Readers' scans of each table, summed per day (issue 59): `state/scan_days.py`.
+
+Revision ID: 0006
+Revises: 0005
+Create Date: 2026-12-06
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0006"
+down_revision = "0005"
+branch_labels = None
+depends_on = None
+
+_SUMS = ("scans", "planning_us", "data_files", "delete_files", "equality_delete_files", "position_delete_files",
+         "data_bytes", "delete_bytes", "manifests", "last_report_at_ms")
+
+
+def upgrade() -> None:
+    op.create_table(
+        "icemaint_scan_days",
+        sa.Column("table_name", sa.String(512), primary_key=True),
+        sa.Column("day", sa.BigInteger(), primary_key=True, autoincrement=False),
+        *(sa.Column(name, sa.BigInteger(), nullable=False) for name in _SUMS),
+    )
+    op.create_index("ix_icemaint_scan_days_day", "icemaint_scan_days", ["day"])
+
+
+def downgrade() -> None:
+    op.drop_index("ix_icemaint_scan_days_day", table_name="icemaint_scan_days")
+    op.drop_table("icemaint_scan_days")

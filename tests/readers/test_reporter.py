@@ -1,0 +1,115 @@
+"""The scan reporter in a real Spark reader (`readers/java/ScanReportSender.java`, run by
+`workload/readers.py` as its own process) against the daemon's real door and a real state
+database: every scan arrives with what Iceberg planned for it (pyiceberg's plan of the same
+snapshot is the oracle), and a daemon that is down or never answers costs the reader
+nothing but its reports."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from maintenance.catalogs import load_table
+from maintenance.config import Config
+from maintenance.daemon.http import serve
+from maintenance.readers.endpoint import PATH, ScanReportEndpoint
+from maintenance.state.database import ensure_schema, make_engine
+from maintenance.state.scan_days import ScanDayStore
+from tests.conftest import fresh_ref
+from tests.support.tables import create
+
+pytestmark = pytest.mark.process
+
+TOKEN = "readers-and-icemaint-share-this"
+READER_TIMEOUT_S = 300
+
+
+@pytest.fixture()
+def tables(spark: Any, config: Config) -> list[str]:
+    """Two tables with equality-free merge-on-read deletes: position delete files apply."""
+    names = []
+    for rows in (40, 10):
+        ref = fresh_ref(config, "read")
+        create(spark, ref, "id bigint, region string", partitioned_by="region")
+        for start in range(0, rows, 10):
+            spark.sql(f"INSERT INTO {ref.spark_name} SELECT id, IF(id % 2 = 0, 'eu', 'us') FROM range({start}, {start + 10})")
+        spark.sql(f"DELETE FROM {ref.spark_name} WHERE id % 7 = 0")
+        names.append(str(ref))
+    return names
+
+
+@pytest.fixture()
+def store(tmp_path: Path) -> Iterator[ScanDayStore]:
+    engine = make_engine(f"sqlite:///{tmp_path / 'state.db'}")
+    ensure_schema(engine)
+    yield ScanDayStore(engine)
+    engine.dispose()
+
+
+def read(tmp_path: Path, url: str, scans: list[dict[str, Any]]) -> dict[str, Any]:
+    token_file = tmp_path / "token"
+    token_file.write_text(TOKEN + "\n")
+    settings = tmp_path / "reader.json"
+    settings.write_text(json.dumps({"config": {}, "reporter": {"url": url, "token_file": str(token_file)}, "scans": scans}))
+    done = subprocess.run([sys.executable, "-m", "maintenance.workload.readers", str(settings)], capture_output=True, text=True,
+                          timeout=READER_TIMEOUT_S, env=os.environ.copy(), check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert TOKEN not in done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def planned(config: Config, name: str) -> tuple[int, int, int]:
+    """What Iceberg's planning of a full scan returns, by pyiceberg: data files, delete files
+    over the tasks (each task's own, as Iceberg's `result-delete-files` counts them), bytes."""
+    table = load_table(config, fresh_ref(config).__class__(config.default_catalog, ("tests",), name.rsplit(".", 1)[1]))
+    tasks = list(table.scan().plan_files())
+    return len(tasks), sum(len(t.delete_files) for t in tasks), sum(t.file.file_size_in_bytes for t in tasks)
+
+
+def test_every_scan_arrives_with_what_iceberg_planned(tmp_path: Path, config: Config, tables: list[str], store: ScanDayStore) -> None:
+    endpoint = ScanReportEndpoint(TOKEN, config.default_catalog, config.catalogs, lambda: store)
+    server = serve("127.0.0.1", 0, posts={PATH: endpoint.receive})
+    try:
+        big, small = tables
+        done = read(tmp_path, f"http://127.0.0.1:{server.server_address[1]}", [{"table": big}, {"table": big}, {"table": big}, {"table": small}])
+    finally:
+        server.shutdown()
+
+    assert [s["rows"] for s in done["scans"]] == [40 - 6, 40 - 6, 40 - 6, 10 - 2]
+    found = store.summaries()
+    assert {t: s.scans for t, s in found.items()} == {big: 3, small: 1}
+    for name in (big, small):
+        data_files, delete_files, data_bytes = planned(config, name)
+        assert delete_files > 0
+        assert (found[name].data_files, found[name].delete_files, found[name].data_bytes) == (data_files, delete_files, data_bytes)
+        assert found[name].position_delete_files > 0 and found[name].equality_delete_files == 0
+        assert found[name].planning_ms > 0
+
+
+def test_a_daemon_down_or_silent_costs_the_reader_nothing_but_its_reports(tmp_path: Path, config: Config, tables: list[str]) -> None:
+    """Nothing listens on one address; on the other a socket accepts and never answers. The
+    reader's scans return their rows and the process ends (its exit waits at most about a
+    second for the reports it still holds)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(64)  # the kernel completes connections; nobody reads them
+    try:
+        for port in (closed, silent.getsockname()[1]):
+            started = time.monotonic()
+            done = read(tmp_path, f"http://127.0.0.1:{port}", [{"table": tables[1]}] * 3)
+            assert [s["rows"] for s in done["scans"]] == [8, 8, 8], port
+            assert time.monotonic() - started < READER_TIMEOUT_S
+    finally:
+        silent.close()
