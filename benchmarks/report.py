@@ -63,6 +63,7 @@ FULL = {
                              "--defer-hot-window", "2m", "--writer-lead-s", "60"],
     "under_flink": ["--minutes", "10", "--checkpoint-interval", "5", "--rows", "300000", "--partitions", "16", "--every-s", "60"],
     "native_peer": ["--repeat", "3"],
+    "scan_reports": ["--rows", "100000", "--commits", "20", "--scans", "200", "--warmup", "30", "--repeat", "3"],
 }
 SCRIPTS = {"under_writers_v2": "under_writers", "under_writers_v3": "under_writers", "under_writers_hot_off": "under_writers",
            "under_writers_hot_v2": "under_writers", "under_writers_hot_v3": "under_writers", "fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale",
@@ -101,6 +102,7 @@ QUICK = {
                              "--defer-hot-window", "2m", "--writer-lead-s", "30"],
     "under_flink": ["--minutes", "1.5", "--checkpoint-interval", "3", "--rows", "9000", "--partitions", "4", "--every-s", "20"],
     "native_peer": ["--sizes", "20000:5:2:identity:2,20000:5:2:bucket:3", "--appends", "4000:10:2", "--repeat", "1"],
+    "scan_reports": ["--rows", "5000", "--commits", "4", "--scans", "10", "--warmup", "3", "--repeat", "1"],
 }
 
 
@@ -688,7 +690,27 @@ def native_peer_section(results: dict[str, dict], plan: dict, measured: str = ""
 SPLICED = {"Cron over a fleet": (CRON, lambda results, plan, measured: cron_section(results, plan, measured)),
            "Under a Flink writer": (("under_flink",), lambda results, plan, measured: under_flink_section(results, plan, measured)),
            "CONVERT verified by its deleted rows": (("convert_proof",), lambda results, plan, measured: convert_proof_section(results, plan, measured)),
-           "Against a native engine": (("native_peer",), lambda results, plan, measured: native_peer_section(results, plan, measured))}
+           "Against a native engine": (("native_peer",), lambda results, plan, measured: native_peer_section(results, plan, measured)),
+           "What the scan reporter costs a reader": (("scan_reports",), lambda results, plan, measured: scan_reports_section(results, plan, measured))}
+
+
+def scan_reports_section(results: dict[str, dict], plan: dict, measured: str = "") -> list[str]:
+    """A Spark reader's scans with icemaint's scan reporter against without it (issue 59)."""
+    if "scan_reports" not in results:
+        return []
+    r = results["scan_reports"]
+    bare = next(c for c in r["contenders"] if c["contender"] == "no reporter")
+    rows = [[c["contender"], f"{c['scans']:,}", f"{c['median_ms']:.2f}", f"{c['median_ms'] - bare['median_ms']:+.2f}", f"{c['p90_ms']:.2f}",
+             f"{c['process_s']:.1f}"] for c in r["contenders"]]
+    return section(
+        "What the scan reporter costs a reader",
+        f"A Spark reader process (`maintenance/workload/readers.py`, `local[1]`) scans a generated CDC table of {r['rows']:,} change events in "
+        f"{r['commits']} commits (4 partitions, delete files in every scan) whole, {r['scans']} times after {r['warmup']} unmeasured scans, as each "
+        f"contender, {r['repeat']} rounds in turn (`benchmarks/scan_reports.py {' '.join(plan['scan_reports'])}`). Latency: the median and 90th "
+        "percentile of every measured scan; process: the reader's wall time from start to exit (its exit gives queued reports one more second). "
+        f"The daemon up took {r['reports_taken']:,} of the {r['reports_sent']:,} reports its reader sent. Issue 59's bound: no more than 1 ms "
+        f"added at the median while the daemon is stopped. {measured}",
+        ["contender", "scans", "median ms", "vs no reporter", "p90 ms", "process s"], rows)
 
 
 def ui_section(u: dict, options: list[str]) -> list[str]:

@@ -89,6 +89,8 @@ class DaemonConfig:
     metrics_tables: int = 100  # per-table metric series for at most this many tables (daemon/metrics.py); 0: none
     # readers' scan reports are taken on the HTTP port only with this secret (`readers/endpoint.py`)
     scan_reports_token: str | None = None
+    # seconds of job runs per hour; due jobs beyond it wait, the best value first (`schedule/budget.py`); None: no budget
+    budget_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -304,7 +306,7 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
 
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: 'daemon' must be a mapping")
-    keys = {"interval": "interval_s", "spark_idle": "spark_idle_s", "shutdown_grace": "shutdown_grace_s"}
+    keys = {"interval": "interval_s", "spark_idle": "spark_idle_s", "shutdown_grace": "shutdown_grace_s", "budget": "budget_s"}
     _reject_unknown(raw, {*keys, "max_concurrent_jobs", "metrics_port", "metrics_host", "metrics_tables", "scan_reports_token"}, source, "daemon")
     values: dict[str, Any] = {}
     for key, attr in keys.items():

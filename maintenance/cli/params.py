@@ -51,7 +51,7 @@ class DaemonSetting(click.Option):
 
         extra = super().get_help_extra(ctx)
         default = getattr(DaemonConfig(), self.attribute)
-        shown = format_duration(default) if self.attribute.endswith("_s") else default
+        shown = "none" if default is None else format_duration(default) if self.attribute.endswith("_s") else default
         extra["default"] = f"daemon.{self.key} of the config, else {shown}"
         return extra
 

@@ -46,16 +46,36 @@ def _report_problems(problems: dict[str, str]) -> None:
         click.echo(f"icemaint: error: {table}: {problem}", err=True)
 
 
+def _show_budget(evaluation: Evaluation, budget_s: float, as_json: bool) -> int:
+    """`plan --budget`: the choice a daemon with this budget would make now (`schedule/budget.py`)."""
+    from maintenance.schedule.budget import choose
+
+    choices = choose(evaluation.due, budget_s)
+    rows = [{"run": "run" if c.chosen else "wait", "table": c.decision.table, "job": c.decision.job, **c.prediction.to_json(), "why": c.why} for c in choices]
+    if as_json:
+        emit_json({"budget_s": budget_s, "choices": rows, "problems": evaluation.problems})
+    else:
+        if not rows and _evaluated_any(evaluation):
+            click.echo(f"nothing due on {len({d.table for d in evaluation.decisions})} table(s)")
+        emit_rows(rows, ["run", "table", "job", "cost_s", "benefit_s_per_day", "scans_per_day", "benefit_basis", "why"])
+        _report_problems(evaluation.problems)
+    return evaluation.exit_code
+
+
 def register(cli: click.Group) -> None:
     @cli.command()
     @click.argument("tables", nargs=-1, metavar="[TABLE]...")
     @click.option("--all", "show_all", is_flag=True, help="Also list the jobs that are not due, with why.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @click.option("--fresh", is_flag=True, help=FRESH_HELP)
+    @click.option("--budget", type=POSITIVE_DURATION, metavar="DURATION",
+                  help="Show which due jobs this many seconds of job runs would run, best value for readers first, and what waits and why.")
     @pass_app
-    def plan(app: AppContext, tables: tuple[str, ...], show_all: bool, as_json: bool, fresh: bool) -> int:
+    def plan(app: AppContext, tables: tuple[str, ...], show_all: bool, as_json: bool, fresh: bool, budget: float | None) -> int:
         """What is due, per policy, and why, worst tables first; changes nothing."""
         evaluation, _, _, reused = evaluate_tables(app, tables, fresh=fresh)
+        if budget is not None:
+            return _show_budget(evaluation, budget, as_json)
         if as_json:
             emit_json({"decisions": [d.to_json() for d in evaluation.decisions], "problems": evaluation.problems, "state_database": app.state_database,
                        "tables_reused": reused})
@@ -103,6 +123,8 @@ def register(cli: click.Group) -> None:
     @click.option("--metrics-host", cls=DaemonSetting, key="metrics_host", metavar="HOST", help="Address they listen on; 127.0.0.1 keeps them local.")
     @click.option("--metrics-tables", cls=DaemonSetting, key="metrics_tables", type=click.IntRange(min=0), metavar="N",
                   help="Per-table metric series for at most this many tables; 0: none.")
+    @click.option("--budget", cls=DaemonSetting, key="budget", type=POSITIVE_DURATION, metavar="DURATION",
+                  help="Seconds of job runs per hour; beyond it due jobs wait, the best value for readers first.")
     @pass_app
     def daemon(app: AppContext, **settings: object) -> int:
         """The scheduler: evaluates every table on an interval and runs what is due, until SIGTERM/SIGINT.

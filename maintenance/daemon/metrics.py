@@ -71,6 +71,8 @@ class DaemonMetrics:
                                              buckets=(0.5, 1, 5, 15, 30, 60, 120, 300, 600, float("inf")))
         self.scan_reports = Counter("icemaint_scan_reports", "Readers' scan reports by outcome (taken, unavailable: counted "
                                     "in reports; refused, unauthorized: in requests)", ["outcome"], registry=r)
+        self.budget_left = Gauge("icemaint_budget_seconds_left", "Seconds of job runs the budget (daemon.budget) left for this hour at the "
+                                 "last dispatch", registry=r)
         ProcessCollector(registry=r)  # memory, CPU, open files: what a leak or a stuck JVM child shows first
         for collector in (PLATFORM_COLLECTOR, GC_COLLECTOR):
             r.register(collector)

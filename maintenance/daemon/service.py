@@ -63,6 +63,7 @@ from maintenance.policy.loader import load_policies
 from maintenance.policy.model import Policy
 from maintenance.readers.endpoint import PATH as SCAN_REPORTS_PATH
 from maintenance.readers.endpoint import ScanReportEndpoint
+from maintenance.schedule.budget import Spending, choose
 from maintenance.schedule.cycle import Evaluation, evaluate, run_decision
 from maintenance.schedule.decisions import Decision
 from maintenance.schedule.kept import KeptEvaluations
@@ -113,6 +114,7 @@ class Daemon:
         self.membership = Membership(self.holder, Membership.ttl_for(config.leases.ttl_seconds))
         self.evaluate_again = False  # the fleet's members moved during an evaluation: another one follows at once
         self.wake_evaluation: Callable[[], None] = lambda: None  # start an evaluation now (the scheduler's, once running)
+        self.spending = Spending()  # the last hour's job seconds, for `daemon.budget`
 
     # -- lifecycle ---------------------------------------------------------------------
     def run(self) -> int:
@@ -170,7 +172,7 @@ class Daemon:
         token = self.settings.scan_reports_token
         if token is None:
             return {}
-        endpoint = ScanReportEndpoint(token, self.config.default_catalog, self.config.catalogs, lambda: open_state(self.config).scans,
+        endpoint = ScanReportEndpoint(token, self.config.default_catalog, self.config.catalogs, lambda: open_state(self.config),
                                       counted=lambda outcome, count: self.metrics.scan_reports.labels(outcome).inc(count))
         return {SCAN_REPORTS_PATH: endpoint.receive}
 
@@ -400,7 +402,7 @@ class Daemon:
         before its jobs committed: its decisions are stale (a job just done looks due), so it
         waits for the next evaluation rather than take the lease for a run that is `skipped`."""
         by_table: dict[str, list[Decision]] = {}
-        for decision in evaluation.due:  # ranked: the costliest tables first
+        for decision in self._within_budget(evaluation.due):  # ranked: the costliest tables first (or the best value, within a budget)
             by_table.setdefault(decision.table, []).append(decision)
         if not by_table:
             return
@@ -415,6 +417,19 @@ class Daemon:
                     continue
                 self.running[table] = self.pool.submit(self._work_on, table, decisions, state, self.policies or [])
                 self.metrics.leases_held.set(len(self.running))
+
+    def _within_budget(self, due: list[Decision]) -> list[Decision]:
+        """The due jobs a budget lets run now (`schedule/budget.py`), or all of them without one."""
+        if self.settings.budget_s is None:
+            return due
+        left = max(0.0, self.settings.budget_s - self.spending.spent())
+        self.metrics.budget_left.set(left)
+        choices = choose(due, left)
+        out = [c for c in choices if not c.chosen]
+        if out:
+            log.info("jobs left out by the budget", left_s=round(left, 1), chosen=len(choices) - len(out), left_out=len(out),
+                     first=f"{out[0].decision.table} {out[0].decision.job}: {out[0].why}")
+        return [c.decision for c in choices if c.chosen]
 
     def _spark_ready(self) -> bool:
         """While Spark is a failing dependency, try to start it before taking a lease, so a
@@ -448,8 +463,14 @@ class Daemon:
             for decision in decisions:
                 if self.stopping.is_set():
                     break
-                with self.metrics.jobs_running.labels(decision.job).track_inprogress():
-                    result = run_decision(self.config, state, decision, holder=self.holder, policies=policies)
+                started_job = time.monotonic()
+                key = f"{table} {decision.job}"
+                self.spending.start(key, decision.prediction.cost_s if decision.prediction is not None else decision.estimated_s)
+                try:
+                    with self.metrics.jobs_running.labels(decision.job).track_inprogress():
+                        result = run_decision(self.config, state, decision, holder=self.holder, policies=policies)
+                finally:
+                    self.spending.settle(key, time.monotonic() - started_job)
                 self.metrics.observe_result(result)
                 if not self._spark_known():
                     break

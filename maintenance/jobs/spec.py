@@ -106,6 +106,9 @@ class JobSpec(Generic[OptionsT, PlanT]):
     plan: Callable[[PlanInput, OptionsT], PlanT]
     run: Callable[[JobContext, PlanT], JobOutcome]
     estimate: Callable[[TableHealth], float]  # rough seconds, for `icemaint plan`
+    # what it removes from readers' scans (`table/reader_cost.py`: REWRITTEN, SMALL_FILES, ...);
+    # None: upkeep, which readers do not see (a budget keeps it a share of its own)
+    relieves: str | None = None
     formats: tuple[int, ...] = (1, 2)  # table format versions it handles; others are refused
     plans_from_metadata: bool = True  # False: planning touches storage (ORPHANS lists it)
     plans_at_a_time: bool = False  # True: its plan depends on the time too, not only on the metadata (EXPIRE's retention)

@@ -2,8 +2,8 @@
 
 Open only when the configuration sets `daemon.scan_reports_token` (a secret: say it with
 `${VAR}`); a sender shows it as `Authorization: Bearer <token>`, compared in constant time.
-Each batch is taken whole or not at all, in one transaction (`state/scan_days.py`), and
-answered:
+Each batch is added to its tables' days (`state/scan_days.py`), in one transaction, and to
+the runs that just committed on them (`state/run_scans.py`), and answered:
 
 - 200 `taken N`: stored;
 - 400 with one line saying what is wrong (not JSON, an unknown catalog, a report that is not
@@ -25,7 +25,7 @@ import structlog
 
 from maintenance.readers.scan_reports import BadReports, parse_batch
 from maintenance.state.database import StateUnavailableError
-from maintenance.state.scan_days import ScanDayStore
+from maintenance.state.store import StateStore
 
 log = structlog.get_logger(__name__)
 
@@ -33,7 +33,7 @@ PATH = "/v1/scan-reports"
 
 
 class ScanReportEndpoint:
-    def __init__(self, token: str, default_catalog: str, catalogs: Collection[str], store: Callable[[], ScanDayStore],
+    def __init__(self, token: str, default_catalog: str, catalogs: Collection[str], store: Callable[[], StateStore],
                  counted: Callable[[str, int], None] = lambda outcome, reports: None) -> None:
         self._token = f"Bearer {token}".encode()
         self.default_catalog = default_catalog
@@ -53,7 +53,9 @@ class ScanReportEndpoint:
             log.info("scan reports refused", reason=str(exc))
             return 400, str(exc)
         try:
-            taken = self.store().add(scans)
+            state = self.store()
+            taken = state.scans.add(scans)
+            state.run_scans.add(scans)
         except StateUnavailableError as exc:
             self.counted("unavailable", len(scans))
             return 503, str(exc)

@@ -53,6 +53,7 @@ from maintenance.run.outcome import (
 )
 from maintenance.run.phases import PhaseClock, process_age_s
 from maintenance.run.step_record import StepRecorder
+from maintenance.schedule.value import PREDICTED
 from maintenance.spark.errors import java_error_message
 from maintenance.spark.session import get_spark, session_settings, spark_running
 from maintenance.state.database import StateUnavailableError
@@ -77,12 +78,14 @@ def run_job(
     prepared: PreparedPlan | Callable[[], PreparedPlan | None] | None = None,
     progress: Progress = no_progress,
     spark_settings: Mapping[str, str] | None = None,
+    predicted: Mapping[str, Any] | None = None,
 ) -> JobResult:
     """Run a registered job. `options` is the job's options object, or raw values by option
     name (parsed by the job's one parser); a UsageError for bad options comes before any
     lease is taken. `prepared` is a plan made while evaluating, or a callable giving it once
     the lease is held and `precheck` has run (which may have planned again: a daemon's
-    re-check under the lease), so the job reuses the newest plan of its snapshot."""
+    re-check under the lease), so the job reuses the newest plan of its snapshot. `predicted`:
+    what the scheduler predicted of the run (`schedule/value.py`), recorded with it."""
     spec = registry.job(job) if isinstance(job, str) else job
     parsed = spec.parse_options(options if not isinstance(options, Mapping) else dict(options))
     if spec.check_options is not None:
@@ -91,7 +94,7 @@ def run_job(
         return dry_run_job(config, ref, spec, parsed, prepared() if callable(prepared) else prepared)
     return run_under_lease(
         config, ref, spec.name, lambda ctx: _work(ctx, spec, parsed, prepared() if callable(prepared) else prepared, spark_settings or {}),
-        holder=holder, verify=verify, state=state, precheck=precheck, progress=progress, evaluated=prepared is not None,
+        holder=holder, verify=verify, state=state, precheck=precheck, progress=progress, evaluated=prepared is not None, predicted=predicted,
     )
 
 
@@ -163,6 +166,7 @@ def run_under_lease(
     precheck: Callable[[], str | None] | None = None,
     progress: Progress = no_progress,
     evaluated: bool = False,
+    predicted: Mapping[str, Any] | None = None,
 ) -> JobResult:
     """The lease, the run record and the verification around `work`, for any job (tests
     give it their own bodies). `precheck`, called once the lease is held, may return a
@@ -210,7 +214,7 @@ def run_under_lease(
         phases.enter("commit")  # recording the run's end
         result.duration_s, result.ended_at_ms = time.monotonic() - started, _now_ms()
         recorder.close()  # its last step before its end
-        _record_end(state, result, lease.epoch, config=config, ref=ref, health=_reads_health_after(job), evaluated=evaluated)
+        _record_end(state, result, lease.epoch, config=config, ref=ref, health=_reads_health_after(job), evaluated=evaluated, predicted=predicted)
         result.phase_seconds = phases.seconds()
         try:
             state.leases.release(lease)
@@ -313,8 +317,10 @@ def _reads_health_after(job: str) -> bool:
 
 
 def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Config | None = None, ref: TableRef | None = None,
-                health: bool = True, evaluated: bool = False) -> None:
+                health: bool = True, evaluated: bool = False, predicted: Mapping[str, Any] | None = None) -> None:
     counters = dict(result.counters)
+    if predicted is not None:
+        counters[PREDICTED] = dict(predicted)
     if result.content_verified is not None:
         counters.update(fingerprint_before=result.fingerprint_before, fingerprint_after=result.fingerprint_after, content_verified=result.content_verified,
                         **result.verify_counters)

@@ -31,6 +31,7 @@ from maintenance.schedule.histories import HISTORY_LIMIT
 from maintenance.schedule.kept import Kept, KeptEvaluations
 from maintenance.schedule.membership import ALONE, Membership, Share
 from maintenance.schedule.overlap import in_order
+from maintenance.schedule.value import predict_due, recorded
 from maintenance.state.database import StateUnavailableError
 from maintenance.state.store import StateStore
 from maintenance.table.health import TableHealth, oldest_snapshot_ms, table_health
@@ -131,6 +132,7 @@ def evaluate(config: Config, state: StateStore, refs: list[TableRef] | None = No
         for name in result.catalogs_listed:
             stored.forget_dropped(state, name, listed, result.shares.get(name, ALONE))
     result.decisions = rank(decisions)
+    predict_due(result.due, result.health, state)
     return result
 
 
@@ -257,6 +259,7 @@ def run_decision(config: Config, state: StateStore, decision: Decision, *, holde
         config, ref, decision.job, job_policy.options,
         holder=holder, dry_run=dry_run, verify=job_policy.verify and not dry_run, state=state, precheck=precheck,
         prepared=lambda: decision.prepared, progress=progress, spark_settings=job_policy.spark,  # the re-check's plan, if it made one
+        predicted=recorded(decision.prediction, decision.estimated_s) if decision.prediction is not None else None,
     )
 
 

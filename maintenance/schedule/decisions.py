@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from maintenance.backoff import doubling
 from maintenance.catalogs import TableRef
@@ -30,6 +30,9 @@ from maintenance.state.runs import RunRecord
 from maintenance.table.health import TableHealth
 from maintenance.table.reader_cost import NO_COST, ReaderCost, reader_cost
 from maintenance.units import format_seconds
+
+if TYPE_CHECKING:
+    from maintenance.schedule.value import Prediction
 
 BACKOFF_BASE_S = 60.0
 BACKOFF_MAX_S = 3600.0
@@ -48,6 +51,7 @@ class Decision:
     estimated_s: float = 0.0
     job_policy: JobPolicy | None = field(default=None, repr=False)
     prepared: PreparedPlan | None = field(default=None, repr=False)  # the plan made while evaluating
+    prediction: Prediction | None = None  # of a due job: its cost and its readers' gain (`schedule/value.py`)
 
     @property
     def table(self) -> str:
@@ -57,6 +61,7 @@ class Decision:
         return {
             "table": self.table, "job": self.job, "due": self.due, "reason": self.reason, "policy": self.policy,
             "estimated_s": round(self.estimated_s, 1), **self.reader_cost.to_json(),
+            **(self.prediction.to_json() if self.prediction is not None else {}),
         }
 
 

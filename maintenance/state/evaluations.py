@@ -15,6 +15,7 @@ from sqlalchemy import Engine, and_, delete, select
 
 from maintenance.state.database import db_now_ms, unavailable_as_error
 from maintenance.state.schema import EvaluationRow
+from maintenance.state.upserts import upsert
 
 evaluations = EvaluationRow.__table__
 NAMES_AT_ONCE = 500  # names in one IN (...) list
@@ -68,16 +69,4 @@ class EvaluationStore:
     def _upsert(self, row: StoredEvaluation):  # type: ignore[no-untyped-def]
         values = {"table_name": row.table, "catalog": row.catalog, "metadata_location": row.metadata_location, "basis": row.basis,
                   "kept": row.kept, "written_at_ms": self._now}
-        changed = {key: value for key, value in values.items() if key != "table_name"}
-        backend = self.engine.dialect.name  # each backend's upsert, its dialect imported for it alone
-        if backend == "postgresql":
-            from sqlalchemy.dialects import postgresql
-
-            return postgresql.insert(evaluations).values(**values).on_conflict_do_update(index_elements=["table_name"], set_=changed)
-        if backend in ("mysql", "mariadb"):
-            from sqlalchemy.dialects import mysql
-
-            return mysql.insert(evaluations).values(**values).on_duplicate_key_update(**changed)
-        from sqlalchemy.dialects import sqlite
-
-        return sqlite.insert(evaluations).values(**values).on_conflict_do_update(index_elements=["table_name"], set_=changed)
+        return upsert(self.engine, evaluations, ("table_name",), values)

@@ -25,6 +25,7 @@ from sqlalchemy import Engine, delete, select
 from maintenance.readers.scan_reports import ScanFacts
 from maintenance.state.database import db_now_ms, unavailable_as_error
 from maintenance.state.schema import ScanDayRow
+from maintenance.state.upserts import upsert
 
 scan_days = ScanDayRow.__table__
 DAY_MS = 86_400_000
@@ -77,7 +78,7 @@ class ScanDayStore:
             day = now_ms // DAY_MS
             for table in sorted(sums):  # one order for every daemon: no two transactions wait on each other's rows
                 values = {"table_name": table, "day": day, "last_report_at_ms": now_ms, **dict(zip(SUMS, sums[table], strict=True))}
-                conn.execute(self._add(values))
+                conn.execute(upsert(self.engine, scan_days, ("table_name", "day"), values, added=SUMS))
         self._prune(day)
         return taken
 
@@ -105,24 +106,6 @@ class ScanDayStore:
             self._pruned_day = day
         with unavailable_as_error(), self.engine.begin() as conn:
             conn.execute(delete(scan_days).where(scan_days.c.day < day - KEEP_DAYS))
-
-    def _add(self, values: dict[str, int | str]):  # type: ignore[no-untyped-def]
-        """An insert that, where the row is there, adds to it (each backend's upsert)."""
-        backend = self.engine.dialect.name
-        if backend in ("mysql", "mariadb"):
-            from sqlalchemy.dialects import mysql
-
-            statement = mysql.insert(scan_days).values(**values)
-            added = {name: scan_days.c[name] + statement.inserted[name] for name in SUMS}
-            return statement.on_duplicate_key_update(**added, last_report_at_ms=statement.inserted.last_report_at_ms)
-        if backend == "postgresql":
-            from sqlalchemy.dialects import postgresql as dialect
-        else:
-            from sqlalchemy.dialects import sqlite as dialect  # type: ignore[no-redef]
-        statement = dialect.insert(scan_days).values(**values)
-        added = {name: scan_days.c[name] + statement.excluded[name] for name in SUMS}
-        return statement.on_conflict_do_update(index_elements=["table_name", "day"],
-                                               set_={**added, "last_report_at_ms": statement.excluded.last_report_at_ms})
 
 
 def _summary(table: str, days: list[ScanDayRow], now_ms: int) -> ReadSummary:

@@ -101,3 +101,18 @@ class ScanDayRow(Base):
     last_report_at_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
     __table_args__ = (Index("ix_icemaint_scan_days_day", "day"),)
+
+
+class RunScanRow(Base):
+    """Readers' scans of a table in the minutes after a run committed on it, summed
+    (migration 0006): what the run measurably changed for them (`state/run_scans.py`)."""
+
+    __tablename__ = "icemaint_run_scans"
+
+    run_id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    scans: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    data_files: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    data_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    equality_delete_files: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    position_delete_files: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    last_report_at_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)

@@ -14,6 +14,7 @@ from maintenance.redact import redact_text
 from maintenance.state.database import ensure_schema, make_engine
 from maintenance.state.evaluations import EvaluationStore
 from maintenance.state.leases import LeaseStore
+from maintenance.state.run_scans import RunScanStore
 from maintenance.state.runs import RunStore
 from maintenance.state.scan_days import ScanDayStore
 
@@ -25,12 +26,13 @@ class StateStore:
     runs: RunStore
     evaluations: EvaluationStore
     scans: ScanDayStore
+    run_scans: RunScanStore
 
     @classmethod
     def on(cls, engine: Engine) -> StateStore:
         """Every store on one engine (whose schema is already the newest)."""
         return cls(engine=engine, leases=LeaseStore(engine), runs=RunStore(engine), evaluations=EvaluationStore(engine),
-                   scans=ScanDayStore(engine))
+                   scans=ScanDayStore(engine), run_scans=RunScanStore(engine))
 
 
 log = structlog.get_logger(__name__)

@@ -26,6 +26,7 @@ from maintenance.progress import recorded_step
 from maintenance.schedule.cycle import Evaluation, evaluate_table
 from maintenance.schedule.decisions import Decision
 from maintenance.schedule.membership import PREFIX as MEMBERSHIP_PREFIX
+from maintenance.schedule.value import PREDICTED
 from maintenance.state.leases import LeaseState
 from maintenance.state.runs import ABANDONED, FAILED, FENCED, RUNNING, RunRecord
 from maintenance.state.store import StateStore, open_state
@@ -54,6 +55,7 @@ from maintenance.ui.html import (
 )
 from maintenance.ui.latest_runs import LatestRuns
 from maintenance.ui.origins import policy_view
+from maintenance.ui.readers import readers_section
 from maintenance.ui.status import Snapshot, StatusCache, TableSummary
 
 log = structlog.get_logger(__name__)
@@ -62,7 +64,7 @@ FAILING = (FAILED, FENCED, ABANDONED)  # a table whose newest verdict (latest_ru
 PER_PAGE, MAX_PER_PAGE = 50, 1000
 RUNS_PER_PAGE, PARTITIONS_PER_PAGE, LEASES_PER_PAGE = 25, 50, 100
 CHART_RUNS = 200  # the newest runs the time chart plots
-_VERIFICATION_KEYS = ("fingerprint_before", "fingerprint_after", "content_verified")
+_SHOWN_ELSEWHERE = ("fingerprint_before", "fingerprint_after", "content_verified", PREDICTED)  # in the verification column, the Readers section
 _SECURITY_HEADERS = {
     # Nothing on these pages is a script; should escaping ever miss, the browser runs nothing.
     "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -239,6 +241,7 @@ class StatusPages:
             parts.append("<h2>Commits: writers and maintenance</h2>" + _timeline(table))
             parts.append("<h2>Data files by size</h2>" + _sizes(table))
         parts.append("<h2>Runs</h2>" + pager("/table", {"name": key}, "rpage", run_page, run_pages, total_runs, "runs") + _runs_table(runs))
+        parts.append("<h2>Readers</h2>" + readers_section(state.scans.summaries([key]).get(key), runs, state.run_scans.after([r.run_id for r in runs])))
         parts.append("<h2>Policy</h2>" + _policy(ref, properties, policies))
         return layout(key, "".join(parts), active="overview", meta=f"read {esc(utc(time.time() * 1000))}")
 
@@ -526,7 +529,7 @@ def _runs_table(runs: list[RunRecord]) -> str:
     rows = []
     for run in runs:
         duration = (run.ended_at_ms - run.started_at_ms) / 1000 if run.ended_at_ms is not None else None
-        counters = {k: v for k, v in run.counters.items() if k not in _VERIFICATION_KEYS}
+        counters = {k: v for k, v in run.counters.items() if k not in _SHOWN_ELSEWHERE}
         counter_text = "<br>".join(f"{esc(k)}={esc(v)}" for k, v in counters.items()) or MISSING
         step = recorded_step(run.stage)  # the last step it reported: live while it runs, where it was when it failed
         verified = run.counters.get("content_verified")

@@ -450,3 +450,36 @@ def test_a_daemon_with_a_scan_reports_token_takes_readers_reports(tmp_path: Path
     stored = open_state(parse_config({"state": {"url": state_url}}, source="test", base_dir=tmp_path)).scans.summaries()
     assert {t: s.scans for t, s in stored.items()} == {f"{config.default_catalog}.sales.orders": 2}
     assert token not in log.read_text()
+
+
+def test_a_daemon_with_a_budget_dispatches_what_the_hour_has_left_room_for(config: Config) -> None:
+    """`daemon.budget`: the jobs that ran in the last hour and those running count against
+    it; of the due jobs only those the rest has room for are chosen (`schedule/budget.py`)."""
+    import dataclasses
+
+    from maintenance.schedule.value import REPORTED, Prediction
+
+    daemon = Daemon(dataclasses.replace(config, daemon=dataclasses.replace(config.daemon, budget_s=100.0)))
+    try:
+        def due(name: str, cost_s: float, benefit: float) -> Decision:
+            decision = Decision(TableRef("local", ("ns",), name), "merge", True, "triggered", "p", NO_COST, cost_s)
+            decision.prediction = Prediction(cost_s, benefit, 10.0, REPORTED, 1.0)
+            return decision
+
+        decisions = [due("small", 10, 1.0), due("big", 70, 100.0), due("middle", 30, 20.0)]
+        # no upkeep is due: all 100 s go to readers, the best value per second first
+        assert [d.table for d in daemon._within_budget(decisions)] == ["local.ns.big", "local.ns.middle"]
+        daemon.spending.start("local.ns.big merge", 70.0)  # running: its prediction counts
+        assert [d.table for d in daemon._within_budget(decisions)] == ["local.ns.middle"]
+        daemon.spending.settle("local.ns.big merge", 50.0)  # ended: what it measured counts
+        assert [d.table for d in daemon._within_budget(decisions)] == ["local.ns.middle", "local.ns.small"]
+        assert metric_value(daemon, "icemaint_budget_seconds_left") == 50.0
+        unbounded = Daemon(config)
+        assert unbounded._within_budget(decisions) == decisions
+        unbounded.pool.shutdown()
+    finally:
+        daemon.pool.shutdown()
+
+
+def metric_value(daemon: Daemon, name: str) -> float:
+    return next(s.value for m in daemon.metrics.registry.collect() for s in m.samples if s.name == name)

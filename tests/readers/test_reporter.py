@@ -6,31 +6,26 @@ nothing but its reports."""
 
 from __future__ import annotations
 
-import json
-import os
 import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from maintenance.catalogs import load_table
+from maintenance.catalogs import load_table, parse_table_ref
 from maintenance.config import Config
 from maintenance.daemon.http import serve
 from maintenance.readers.endpoint import PATH, ScanReportEndpoint
 from maintenance.state.database import ensure_schema, make_engine
-from maintenance.state.scan_days import ScanDayStore
+from maintenance.state.store import StateStore
 from tests.conftest import fresh_ref
+from tests.support.scan_reports import read_with_reporter
 from tests.support.tables import create
 
 pytestmark = pytest.mark.process
 
 TOKEN = "readers-and-icemaint-share-this"
-READER_TIMEOUT_S = 300
 
 
 @pytest.fixture()
@@ -48,44 +43,32 @@ def tables(spark: Any, config: Config) -> list[str]:
 
 
 @pytest.fixture()
-def store(tmp_path: Path) -> Iterator[ScanDayStore]:
+def store(tmp_path: Path) -> Iterator[StateStore]:
     engine = make_engine(f"sqlite:///{tmp_path / 'state.db'}")
     ensure_schema(engine)
-    yield ScanDayStore(engine)
+    yield StateStore.on(engine)
     engine.dispose()
-
-
-def read(tmp_path: Path, url: str, scans: list[dict[str, Any]]) -> dict[str, Any]:
-    token_file = tmp_path / "token"
-    token_file.write_text(TOKEN + "\n")
-    settings = tmp_path / "reader.json"
-    settings.write_text(json.dumps({"config": {}, "reporter": {"url": url, "token_file": str(token_file)}, "scans": scans}))
-    done = subprocess.run([sys.executable, "-m", "maintenance.workload.readers", str(settings)], capture_output=True, text=True,
-                          timeout=READER_TIMEOUT_S, env=os.environ.copy(), check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert TOKEN not in done.stdout + done.stderr
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def planned(config: Config, name: str) -> tuple[int, int, int]:
     """What Iceberg's planning of a full scan returns, by pyiceberg: data files, delete files
     over the tasks (each task's own, as Iceberg's `result-delete-files` counts them), bytes."""
-    table = load_table(config, fresh_ref(config).__class__(config.default_catalog, ("tests",), name.rsplit(".", 1)[1]))
+    table = load_table(config, parse_table_ref(name, config))
     tasks = list(table.scan().plan_files())
     return len(tasks), sum(len(t.delete_files) for t in tasks), sum(t.file.file_size_in_bytes for t in tasks)
 
 
-def test_every_scan_arrives_with_what_iceberg_planned(tmp_path: Path, config: Config, tables: list[str], store: ScanDayStore) -> None:
+def test_every_scan_arrives_with_what_iceberg_planned(tmp_path: Path, config: Config, tables: list[str], store: StateStore) -> None:
     endpoint = ScanReportEndpoint(TOKEN, config.default_catalog, config.catalogs, lambda: store)
     server = serve("127.0.0.1", 0, posts={PATH: endpoint.receive})
     try:
         big, small = tables
-        done = read(tmp_path, f"http://127.0.0.1:{server.server_address[1]}", [{"table": big}, {"table": big}, {"table": big}, {"table": small}])
+        done = read_with_reporter(tmp_path, TOKEN, f"http://127.0.0.1:{server.server_address[1]}", [{"table": big}, {"table": big}, {"table": big}, {"table": small}])
     finally:
         server.shutdown()
 
     assert [s["rows"] for s in done["scans"]] == [40 - 6, 40 - 6, 40 - 6, 10 - 2]
-    found = store.summaries()
+    found = store.scans.summaries()
     assert {t: s.scans for t, s in found.items()} == {big: 3, small: 1}
     for name in (big, small):
         data_files, delete_files, data_bytes = planned(config, name)
@@ -107,9 +90,7 @@ def test_a_daemon_down_or_silent_costs_the_reader_nothing_but_its_reports(tmp_pa
     silent.listen(64)  # the kernel completes connections; nobody reads them
     try:
         for port in (closed, silent.getsockname()[1]):
-            started = time.monotonic()
-            done = read(tmp_path, f"http://127.0.0.1:{port}", [{"table": tables[1]}] * 3)
+            done = read_with_reporter(tmp_path, TOKEN, f"http://127.0.0.1:{port}", [{"table": tables[1]}] * 3)
             assert [s["rows"] for s in done["scans"]] == [8, 8, 8], port
-            assert time.monotonic() - started < READER_TIMEOUT_S
     finally:
         silent.close()

@@ -1,9 +1,14 @@
-"""A scan report as Iceberg writes one, and the batch the reporter posts, for the tests of
-the readers' door (`maintenance/readers/`)."""
+"""A scan report as Iceberg writes one, the batch the reporter posts, and a real reader that
+reports, for the tests of the readers' door (`maintenance/readers/`) and what uses it."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
 
 # As Iceberg 1.11's ScanReportParser writes one (the reporter test checks real ones end to end).
 REPORT = {
@@ -22,3 +27,21 @@ REPORT = {
 
 def batch(reports: list[object], catalog: str | None = "lake") -> bytes:
     return json.dumps({"catalog": catalog, "reports": reports}).encode()
+
+
+READER_TIMEOUT_S = 300
+
+
+def read_with_reporter(tmp_path: Path, token: str, url: str, scans: list[dict[str, Any]]) -> dict[str, Any]:
+    """A Spark reader process (`workload/readers.py`) on the test home's catalog, reporting its
+    scans to `url` with `token` (from a file); what it says it read. The token shows nowhere
+    in its output."""
+    token_file = tmp_path / "token"
+    token_file.write_text(token + "\n")
+    settings = tmp_path / "reader.json"
+    settings.write_text(json.dumps({"config": {}, "reporter": {"url": url, "token_file": str(token_file)}, "scans": scans}))
+    done = subprocess.run([sys.executable, "-m", "maintenance.workload.readers", str(settings)], capture_output=True, text=True,
+                          timeout=READER_TIMEOUT_S, env=os.environ.copy(), check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert token not in done.stdout + done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -3,6 +3,7 @@
 from maintenance.jobs.convert.counters import COUNTERS
 from maintenance.jobs.convert.options import ConvertOptions
 from maintenance.jobs.spec import JobSpec, lazy
+from maintenance.table.reader_cost import EQUALITY_DELETES
 
 SPEC = JobSpec(
     name="convert",
@@ -11,6 +12,7 @@ SPEC = JobSpec(
     plan=lazy("maintenance.jobs.convert.plan", "plan"),
     run=lazy("maintenance.jobs.convert.run", "run"),
     estimate=lazy("maintenance.jobs.convert.estimate", "estimate"),
+    relieves=EQUALITY_DELETES,
     formats=(1, 2, 3),
     counters=COUNTERS,
 )

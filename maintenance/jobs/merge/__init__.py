@@ -3,6 +3,7 @@
 from maintenance.jobs.merge.counters import COUNTERS
 from maintenance.jobs.merge.options import MergeOptions
 from maintenance.jobs.spec import JobSpec, lazy
+from maintenance.table.reader_cost import REWRITTEN
 
 SPEC = JobSpec(
     name="merge",
@@ -12,6 +13,7 @@ SPEC = JobSpec(
     check_table=lazy("maintenance.jobs.merge.plan", "check_table"),
     run=lazy("maintenance.jobs.merge.run", "run"),
     estimate=lazy("maintenance.jobs.merge.estimate", "estimate"),
+    relieves=REWRITTEN,
     formats=(1, 2, 3),
     counters=COUNTERS,
 )

@@ -4,6 +4,7 @@ format 3, turn them into deletion vectors and drop dangling ones."""
 from maintenance.jobs.rewrite.counters import COUNTERS
 from maintenance.jobs.rewrite.options import RewriteOptions
 from maintenance.jobs.spec import JobSpec, lazy
+from maintenance.table.reader_cost import POSITION_DELETES
 
 SPEC = JobSpec(
     name="rewrite",
@@ -12,6 +13,7 @@ SPEC = JobSpec(
     plan=lazy("maintenance.jobs.rewrite.plan", "plan"),
     run=lazy("maintenance.jobs.rewrite.run", "run"),
     estimate=lazy("maintenance.jobs.rewrite.estimate", "estimate"),
+    relieves=POSITION_DELETES,
     formats=(1, 2, 3),
     counters=COUNTERS,
 )

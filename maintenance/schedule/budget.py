@@ -1,0 +1,96 @@
+"""A budget: which due jobs to run when not all of them can (issue 59).
+
+A budget is seconds of job runs per hour (`daemon.budget`; `icemaint plan --budget` shows
+what it would choose without running anything: a shadow mode). Each evaluation, the due
+jobs are chosen against what is left of the last hour's budget (`Spending`):
+
+1. Upkeep (jobs no reader sees: EXPIRE of writers' state, ORPHANS after failures, STATS,
+   MANIFESTS; `schedule/value.py`) has `UPKEEP_SHARE` of the budget to itself, spent in the
+   planner's order, so no amount of reader benefit elsewhere starves it.
+2. The rest (and what upkeep left) goes to the jobs that save readers the most per second
+   of the job (`Prediction.value`), while their predicted cost fits. A job that saves no
+   reader anything (a table nobody reads) is left out, as is one that does not fit; each
+   says why.
+
+What is left out stays due and is chosen again at the next evaluation, with the budget the
+hour has left then.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+
+from maintenance.schedule.decisions import Decision
+from maintenance.schedule.value import UPKEEP, Prediction
+from maintenance.units import format_seconds
+
+UPKEEP_SHARE = 0.2
+WINDOW_S = 3600.0
+
+
+@dataclass(frozen=True)
+class Choice:
+    decision: Decision
+    prediction: Prediction
+    chosen: bool
+    why: str
+
+
+def choose(due: list[Decision], budget_s: float) -> list[Choice]:
+    """The due jobs (ranked by the planner, each with its prediction) chosen or left out
+    within `budget_s` seconds: chosen first, best value first, then those left out. A
+    decision without a prediction counts as upkeep at its estimate."""
+    predictions = {(d.table, d.job): d.prediction or Prediction(d.estimated_s, 0.0, 0.0, UPKEEP, 1.0) for d in due}
+    upkeep_left = budget_s * UPKEEP_SHARE
+    choices: list[Choice] = []
+    for decision in due:
+        prediction = predictions[(decision.table, decision.job)]
+        if prediction.basis != UPKEEP:
+            continue
+        fits = prediction.cost_s <= upkeep_left
+        upkeep_left -= prediction.cost_s if fits else 0.0
+        why = "upkeep" if fits else f"upkeep does not fit: {format_seconds(prediction.cost_s)} predicted, {format_seconds(upkeep_left)} of its share left"
+        choices.append(Choice(decision, prediction, fits, why))
+    left = budget_s * (1 - UPKEEP_SHARE) + upkeep_left
+    readers = [d for d in due if predictions[(d.table, d.job)].basis != UPKEEP]
+    for decision in sorted(readers, key=lambda d: -predictions[(d.table, d.job)].value):  # stable: the planner's order breaks ties
+        prediction = predictions[(decision.table, decision.job)]
+        if prediction.benefit_s_per_day <= 0:
+            choices.append(Choice(decision, prediction, False, f"saves readers nothing ({prediction.basis}: {prediction.scans_per_day:.1f} scans a day)"))
+        elif prediction.cost_s <= left:
+            left -= prediction.cost_s
+            choices.append(Choice(decision, prediction, True, f"saves {prediction.value:.2f} reader-s a day per second ({prediction.basis})"))
+        else:
+            choices.append(Choice(decision, prediction, False,
+                                  f"does not fit: {format_seconds(prediction.cost_s)} predicted, {format_seconds(max(left, 0.0))} left"))
+    return sorted(choices, key=lambda c: not c.chosen)
+
+
+class Spending:
+    """Seconds of job runs in the last hour (`WINDOW_S`): those that ended, measured, and
+    those running, as predicted (a daemon's workers add and settle them)."""
+
+    def __init__(self, clock=time.monotonic) -> None:  # type: ignore[no-untyped-def]
+        self._clock = clock
+        self._ended: deque[tuple[float, float]] = deque()  # (when it ended, seconds)
+        self._running: dict[str, float] = {}  # run key -> predicted seconds
+        self._lock = threading.Lock()
+
+    def start(self, key: str, predicted_s: float) -> None:
+        with self._lock:
+            self._running[key] = predicted_s
+
+    def settle(self, key: str, measured_s: float) -> None:
+        with self._lock:
+            self._running.pop(key, None)
+            self._ended.append((self._clock(), measured_s))
+
+    def spent(self) -> float:
+        with self._lock:
+            since = self._clock() - WINDOW_S
+            while self._ended and self._ended[0][0] < since:
+                self._ended.popleft()
+            return sum(s for _, s in self._ended) + sum(self._running.values())

@@ -1,0 +1,133 @@
+"""What each due job is predicted to cost, and to save the table's readers (issue 59).
+
+**Benefit**: reader-seconds saved per day = the scans readers make of the table a day times
+what the job removes from each, by the reader model the plan shows (`table/reader_cost.py`:
+`relieved_bytes` for the part of a scan's extra cost the job relieves, `READER_BYTES_PER_S`
+to say it in seconds). The scans are the readers' own reports (`state/scan_days.py`: their
+rate, and what one scan reads: data files and bytes, delete files applied), so a table read
+a thousand times a day through a filter on one partition counts its scans as they are. A
+table no reader reports on is assumed to be scanned whole `ASSUMED_SCANS_PER_DAY` a day, so
+it is still ranked by the same model, as the triggers alone ranked it before; its prediction
+says it was assumed. Upkeep jobs (`JobSpec.relieves` None: EXPIRE, ORPHANS, STATS,
+MANIFESTS) relieve readers of nothing the model counts: their benefit is 0, and a budget
+gives them a share of their own (`schedule/budget.py`).
+
+**Cost**: seconds of the job's run (a running job holds its Spark), the job's own estimate
+from the table's health (`JobSpec.estimate`) times this deployment's calibration for that
+job: the median, over its last `CALIBRATION_RUNS` committed runs that recorded a prediction,
+of the run's measured duration over the estimate it recorded. Without such runs the factor
+is 1. Each run records what was predicted for it (`counters.predicted`), which is what the
+next calibration and the status page compare the measured run with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from maintenance.jobs import registry
+from maintenance.run.outcome import COMMITTED
+from maintenance.schedule.decisions import Decision
+from maintenance.state.runs import RunRecord
+from maintenance.state.scan_days import ReadSummary
+from maintenance.state.store import StateStore
+from maintenance.table.health import TableHealth
+from maintenance.table.reader_cost import READER_BYTES_PER_S, DeleteWeights, ScanShape, relieved_bytes, scan_extra_bytes
+
+ASSUMED_SCANS_PER_DAY = 1.0
+CALIBRATION_RUNS = 20
+PREDICTED = "predicted"  # the run counters' key of what was predicted for the run
+REPORTED, ASSUMED, UPKEEP = "reported", "assumed", "upkeep"  # what a benefit rests on
+
+
+@dataclass(frozen=True)
+class Prediction:
+    cost_s: float  # the run's seconds, calibrated
+    benefit_s_per_day: float  # reader-seconds saved per day
+    scans_per_day: float  # readers' scans a day (reported, or assumed)
+    basis: str  # REPORTED, ASSUMED or UPKEEP
+    calibration: float  # the factor the job's estimate was multiplied by
+    # what the benefit rests on: one scan as readers reported it (or a full scan, assumed),
+    # the model's weights of its delete files, and what the job removes from it
+    scan: ScanShape | None = None
+    weights: DeleteWeights | None = None
+    relieved_per_scan: float = 0.0  # bytes (the model's byte-equivalents)
+
+    @property
+    def value(self) -> float:
+        """Reader-seconds saved per day for each second of the job."""
+        return self.benefit_s_per_day / max(self.cost_s, 1.0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"cost_s": round(self.cost_s, 1), "benefit_s_per_day": round(self.benefit_s_per_day, 3), "scans_per_day": round(self.scans_per_day, 2),
+                "benefit_basis": self.basis, "calibration": round(self.calibration, 3)}
+
+
+def calibration(runs: Iterable[RunRecord]) -> dict[str, float]:
+    """Per job, the median of measured over predicted seconds of its newest
+    `CALIBRATION_RUNS` committed runs that recorded a prediction (`runs`: newest first)."""
+    ratios: dict[str, list[float]] = {}
+    for run in runs:
+        predicted = (run.counters or {}).get(PREDICTED) or {}
+        estimate = predicted.get("estimate_s")
+        if run.status != COMMITTED or run.ended_at_ms is None or not isinstance(estimate, (int, float)) or estimate <= 0:
+            continue
+        found = ratios.setdefault(run.job, [])
+        if len(found) < CALIBRATION_RUNS:
+            found.append((run.ended_at_ms - run.started_at_ms) / 1000 / estimate)
+    return {job: statistics.median(found) for job, found in ratios.items()}
+
+
+def predict(decision: Decision, health: TableHealth | None, summary: ReadSummary | None, factors: Mapping[str, float]) -> Prediction:
+    """The job's predicted cost and benefit (module docstring)."""
+    factor = factors.get(decision.job, 1.0)
+    cost = max(decision.estimated_s, 0.0) * factor
+    relief = registry.job(decision.job).relieves if decision.job in registry.JOB_NAMES else None
+    if relief is None or health is None:
+        return Prediction(cost, 0.0, summary.scans_per_day if summary else 0.0, UPKEEP, factor)
+    if summary is not None:
+        scan = ScanShape(data_files=summary.data_files, data_bytes=summary.data_bytes, equality_delete_files=summary.equality_delete_files,
+                         position_delete_files=summary.position_delete_files)
+        scans, basis = summary.scans_per_day, REPORTED
+    else:
+        scan, scans, basis = ScanShape.full_scan(health), ASSUMED_SCANS_PER_DAY, ASSUMED
+    weights = DeleteWeights.of(health)
+    relieved = relieved_bytes(relief, scan, weights)
+    return Prediction(cost, scans * relieved / READER_BYTES_PER_S, scans, basis, factor, scan, weights, relieved)
+
+
+def predict_due(evaluation_due: list[Decision], health: Mapping[str, TableHealth], state: StateStore) -> None:
+    """Attach to each due decision its prediction: the readers' summaries of the due tables
+    and the calibration of the due jobs, read from the state database once each."""
+    if not evaluation_due:
+        return
+    summaries = state.scans.summaries({d.table for d in evaluation_due})
+    runs = [run for job in sorted({d.job for d in evaluation_due}) for run in state.runs.list(job=job, status=COMMITTED, limit=CALIBRATION_RUNS * 3)]
+    factors = calibration(runs)
+    for decision in evaluation_due:
+        decision.prediction = predict(decision, health.get(decision.table), summaries.get(decision.table), factors)
+
+
+def recorded(prediction: Prediction, estimate_s: float) -> dict[str, Any]:
+    """What a run records of its prediction (`counters.predicted`): the estimate (the
+    calibration divides the measured duration by it), and what the benefit rests on (what
+    `measured_relief` compares the scans after the run with)."""
+    found = {**prediction.to_json(), "estimate_s": round(estimate_s, 3), "relieved_per_scan": round(prediction.relieved_per_scan)}
+    if prediction.scan is not None and prediction.weights is not None:
+        found.update(scan_before=dataclasses.asdict(prediction.scan), delete_weights=dataclasses.asdict(prediction.weights))
+    return found
+
+
+def measured_relief(predicted: Mapping[str, Any], after: ScanShape) -> float | None:
+    """What the run removed from each scan, measured: the model's extra cost of a scan as
+    readers reported it before the run (`scan_before`) less that of their scans after it
+    (`after`, their mean), both weighed as the prediction weighed them. None where the
+    prediction recorded no scan (upkeep)."""
+    before, weights = predicted.get("scan_before"), predicted.get("delete_weights")
+    if not isinstance(before, dict) or not isinstance(weights, dict):
+        return None
+    model = DeleteWeights(**weights)
+    return scan_extra_bytes(ScanShape(**before), model) - scan_extra_bytes(after, model)

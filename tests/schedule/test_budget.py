@@ -1,0 +1,65 @@
+"""Choosing due jobs within a budget (`schedule/budget.py`) and the last hour's spending."""
+
+from __future__ import annotations
+
+from maintenance.catalogs import TableRef
+from maintenance.schedule.budget import WINDOW_S, Spending, choose
+from maintenance.schedule.decisions import Decision
+from maintenance.schedule.value import ASSUMED, REPORTED, UPKEEP, Prediction
+from maintenance.table.reader_cost import NO_COST
+
+
+def due(table: str, job: str, cost_s: float, benefit: float, basis: str = REPORTED) -> Decision:
+    decision = Decision(TableRef("c", ("ns",), table), job, True, "triggered", "p", NO_COST, cost_s)
+    decision.prediction = Prediction(cost_s, benefit, 10.0, basis, 1.0)
+    return decision
+
+
+def picked(choices: list) -> list[tuple[str, str]]:  # type: ignore[type-arg]
+    return [(c.decision.ref.name, c.decision.job) for c in choices if c.chosen]
+
+
+def test_the_best_value_first_while_it_fits_and_upkeep_keeps_its_share() -> None:
+    jobs = [
+        due("cold", "merge", 10, 1.0, ASSUMED),  # the planner's first: 0.1 reader-s a day per second
+        due("hot", "merge", 40, 400.0),  # 10 a second
+        due("warm", "compact", 20, 100.0),  # 5 a second
+        due("unread", "merge", 5, 0.0),  # read by nobody
+        due("hot", "expire", 15, 0.0, UPKEEP),
+        due("cold", "orphans", 10, 0.0, UPKEEP),
+    ]
+
+    choices = choose(jobs, 100.0)  # upkeep: 20 s of it (UPKEEP_SHARE)
+
+    assert picked(choices) == [("hot", "expire"), ("hot", "merge"), ("warm", "compact"), ("cold", "merge")]
+    why = {(c.decision.ref.name, c.decision.job): c.why for c in choices if not c.chosen}
+    assert why[("cold", "orphans")].startswith("upkeep does not fit: 10s predicted, 5.0s of its share left")
+    assert why[("unread", "merge")].startswith("saves readers nothing")
+
+
+def test_what_upkeep_leaves_goes_to_readers_and_nothing_fits_in_nothing() -> None:
+    jobs = [due("a", "merge", 95, 10.0), due("b", "stats", 5, 0.0, UPKEEP)]
+
+    assert picked(choose(jobs, 100.0)) == [("b", "stats"), ("a", "merge")]  # upkeep used 5 of its 20
+    assert picked(choose(jobs, 0.0)) == []
+    assert [c.why.split(":")[0] for c in choose(jobs, 0.0)] == ["upkeep does not fit", "does not fit"]
+
+
+def test_a_decision_without_a_prediction_is_upkeep_at_its_estimate() -> None:
+    bare = Decision(TableRef("c", ("ns",), "t"), "merge", True, "triggered", "p", NO_COST, 3.0)
+
+    [choice] = choose([bare], 100.0)
+
+    assert choice.chosen and choice.prediction.basis == UPKEEP and choice.prediction.cost_s == 3.0
+
+
+def test_spending_counts_the_last_hour_and_what_runs() -> None:
+    now = [1000.0]
+    spending = Spending(clock=lambda: now[0])
+    spending.start("a merge", 30.0)
+    assert spending.spent() == 30.0
+    spending.settle("a merge", 42.0)
+    spending.start("b merge", 10.0)
+    assert spending.spent() == 52.0
+    now[0] += WINDOW_S + 1
+    assert spending.spent() == 10.0  # the ended run left the window; the running one stays
