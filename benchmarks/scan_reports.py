@@ -15,7 +15,9 @@ whole `--scans` times after `--warmup` unmeasured scans, as each contender:
 
 Each contender runs `--repeat` times, in turn, so a slow spell of the machine falls on all
 alike; the latency is the median (and 90th percentile) of every measured scan of a
-contender; the reader process's wall time from start to exit says what its exit waited.
+contender; the reader process's wall time from start to exit says what its exit waited. The
+reporter also says what its `report` took the threads planning the scans (its only work on
+a scan's path), which the scans' own spread would hide.
 """
 
 from __future__ import annotations
@@ -40,8 +42,9 @@ TOKEN = "benchmark-scan-reports-token"
 CONTENDERS = ("no reporter", "reporter, daemon up", "reporter, daemon down", "reporter, daemon silent")
 
 
-def reader(scratch: Path, table: str, scans: int, url: str | None) -> tuple[list[float], float]:
-    """One reader process: the ms of each of its scans, and its wall time."""
+def reader(scratch: Path, table: str, scans: int, url: str | None) -> tuple[list[float], float, list[float]]:
+    """One reader process: the ms of each of its scans, its wall time, and the ms its
+    reporter's `report` took in each scan (none without the reporter)."""
     token_file = scratch / "token"
     token_file.write_text(TOKEN)
     settings = scratch / "reader.json"
@@ -51,7 +54,8 @@ def reader(scratch: Path, table: str, scans: int, url: str | None) -> tuple[list
     done = subprocess.run([sys.executable, "-m", "maintenance.workload.readers", str(settings)], capture_output=True, text=True,
                           timeout=1800, env=os.environ.copy(), check=True)
     wall = time.monotonic() - started
-    return [s["ms"] for s in json.loads(done.stdout.strip().splitlines()[-1])["scans"]], wall
+    said = json.loads(done.stdout.strip().splitlines()[-1])
+    return [s["ms"] for s in said["scans"]], wall, [s["report_ms"] for s in said["scans"] if "report_ms" in s]
 
 
 def main() -> None:
@@ -88,9 +92,11 @@ def main() -> None:
             CONTENDERS[2]: f"http://127.0.0.1:{closed}", CONTENDERS[3]: f"http://127.0.0.1:{silent.getsockname()[1]}"}
     measured: dict[str, list[float]] = {c: [] for c in CONTENDERS}
     walls: dict[str, list[float]] = {c: [] for c in CONTENDERS}
+    in_report: dict[str, list[float]] = {c: [] for c in CONTENDERS}  # ms of report() in each measured scan
     for _ in range(args.repeat):
         for contender in CONTENDERS:
-            times, wall = reader(scratch, str(ref), args.warmup + args.scans, urls[contender])
+            times, wall, reporting = reader(scratch, str(ref), args.warmup + args.scans, urls[contender])
+            in_report[contender] += reporting[args.warmup:]
             measured[contender] += times[args.warmup:]
             walls[contender].append(wall)
             print(f"{contender}: median {statistics.median(times[args.warmup:]):.2f} ms, process {wall:.1f} s", flush=True)
@@ -101,7 +107,9 @@ def main() -> None:
     def row(contender: str) -> dict[str, Any]:
         times = sorted(measured[contender])
         return {"contender": contender, "scans": len(times), "median_ms": statistics.median(times), "p90_ms": times[int(0.9 * (len(times) - 1))],
-                "process_s": statistics.median(walls[contender])}
+                "process_s": statistics.median(walls[contender]),
+                "report_us": statistics.median(in_report[contender]) * 1000 if in_report[contender] else None,
+                "report_us_max": max(in_report[contender]) * 1000 if in_report[contender] else None}
 
     result = {"rows": args.rows, "commits": args.commits, "scans": args.scans, "warmup": args.warmup, "repeat": args.repeat,
               "contenders": [row(c) for c in CONTENDERS], "reports_taken": taken.scans if taken else 0,

@@ -20,7 +20,7 @@ from maintenance.readers.endpoint import PATH, ScanReportEndpoint
 from maintenance.state.database import ensure_schema, make_engine
 from maintenance.state.store import StateStore
 from tests.conftest import fresh_ref
-from tests.support.scan_reports import read_with_reporter
+from tests.support.scan_reports import arrived, read_with_reporter
 from tests.support.tables import create
 
 pytestmark = pytest.mark.process
@@ -64,6 +64,7 @@ def test_every_scan_arrives_with_what_iceberg_planned(tmp_path: Path, config: Co
     try:
         big, small = tables
         done = read_with_reporter(tmp_path, TOKEN, f"http://127.0.0.1:{server.server_address[1]}", [{"table": big}, {"table": big}, {"table": big}, {"table": small}])
+        arrived(lambda: sum(s.scans for s in store.scans.summaries().values()), 4)
     finally:
         server.shutdown()
 

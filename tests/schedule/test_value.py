@@ -122,7 +122,7 @@ def test_readers_reports_before_and_after_a_merge_measure_what_it_removed(spark,
     each scan is within 25% of what was predicted (issue 59's bound)."""
     from maintenance.daemon.http import serve
     from maintenance.readers.endpoint import PATH, ScanReportEndpoint
-    from tests.support.scan_reports import read_with_reporter
+    from tests.support.scan_reports import arrived, read_with_reporter
 
     namespace = f"loop_{uuid.uuid4().hex[:6]}"
     policies = tmp_path / "policies"
@@ -138,6 +138,7 @@ def test_readers_reports_before_and_after_a_merge_measure_what_it_removed(spark,
     url = f"http://127.0.0.1:{server.server_address[1]}"
     try:
         before = read_with_reporter(tmp_path, token, url, [{"table": str(ref)}] * 4)
+        arrived(lambda: sum(s.scans for s in state.scans.summaries([str(ref)]).values()), 4)
         summary = state.scans.summaries([str(ref)])[str(ref)]
         assert summary.scans == 4 and summary.delete_files > 0
         done = run_cli("--config", str(config_file), "run", str(ref), "--json", home=config.home)
@@ -146,6 +147,7 @@ def test_readers_reports_before_and_after_a_merge_measure_what_it_removed(spark,
         predicted = merged.counters[PREDICTED]
         assert predicted["benefit_basis"] == REPORTED and predicted["scan_before"]["equality_delete_files"] == summary.equality_delete_files
         after = read_with_reporter(tmp_path, token, url, [{"table": str(ref)}] * 3)
+        arrived(lambda: sum(s.scans for s in state.run_scans.after([merged.run_id]).values()), 3)
     finally:
         server.shutdown()
 

@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,3 +47,12 @@ def read_with_reporter(tmp_path: Path, token: str, url: str, scans: list[dict[st
     assert done.returncode == 0, done.stderr[-3000:]
     assert token not in done.stdout + done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def arrived(count: Callable[[], int], expected: int, timeout_s: float = 30.0) -> int:
+    """Wait until `count()` reaches `expected`: a reader's last reports leave with its JVM's
+    exit, after its process has ended (`ScanReportSender.sendAtExit`). What it counts then."""
+    deadline = time.monotonic() + timeout_s
+    while (found := count()) < expected and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return found

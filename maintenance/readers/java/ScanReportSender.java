@@ -13,7 +13,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.iceberg.metrics.MetricsReport;
 import org.apache.iceberg.metrics.MetricsReporter;
@@ -35,12 +34,14 @@ import org.slf4j.LoggerFactory;
  *
  * Why it can never slow down or break a reader's scan:
  * <ul>
- *   <li>{@link #report} only turns the report into JSON and offers it to a bounded queue, which
- *       never waits: when the queue is full (the daemon is down or slow), the report is dropped
- *       and counted. Nothing it calls can throw out of it.
- *   <li>One daemon thread sends what is queued, in batches, with time bounds on connecting and on
- *       the answer; a batch that fails is dropped, and the next attempt waits, doubling up to a
- *       minute, while new reports keep being dropped when the queue is full.
+ *   <li>{@link #report} only offers the report (immutable) to a bounded queue, which never
+ *       waits: when the queue is full (the daemon is down or slow), the report is dropped and
+ *       counted. Nothing it calls can throw out of it. The sender's thread turns reports into
+ *       JSON, not the scan's.
+ *   <li>One daemon thread sends what is queued, every second, in batches, with time bounds on
+ *       connecting and on the answer; a batch that fails is dropped, and the next attempt
+ *       waits, doubling up to a minute, while new reports keep being dropped when the queue is
+ *       full.
  *   <li>At the JVM's exit, what is queued is sent once more within {@link #EXIT_SEND_MS} (a
  *       one-query job would else never report), and then the JVM goes.
  * </ul>
@@ -56,11 +57,16 @@ public class ScanReportSender implements MetricsReporter {
   static final int CONNECT_MS = 2_000;
   static final int ANSWER_MS = 5_000;
   static final int EXIT_SEND_MS = 1_000;
+  static final long SEND_EVERY_MS = 1_000;
   static final long MAX_PAUSE_MS = 60_000;
 
   private static final Logger LOG = LoggerFactory.getLogger(ScanReportSender.class);
+  // What report() cost the threads that planned scans, in all of this JVM's reporters: the
+  // latency the reporter adds to a scan (its only work on the reader's path).
+  private static final AtomicLong REPORTED = new AtomicLong();
+  private static final AtomicLong REPORT_NANOS = new AtomicLong();
 
-  private final BlockingQueue<String> queue = new ArrayBlockingQueue<>(QUEUE);
+  private final BlockingQueue<ScanReport> queue = new ArrayBlockingQueue<>(QUEUE);
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong sent = new AtomicLong();
   private volatile String endpoint;
@@ -96,11 +102,12 @@ public class ScanReportSender implements MetricsReporter {
 
   @Override
   public void report(MetricsReport report) {
+    long started = System.nanoTime();
     try {
       if (endpoint == null || !(report instanceof ScanReport)) {
         return;
       }
-      if (!queue.offer(ScanReportParser.toJson((ScanReport) report))) {
+      if (!queue.offer((ScanReport) report)) {  // turned into JSON by the sender's thread, not the scan's
         dropped.incrementAndGet();
       }
       if (sender == null) {
@@ -108,7 +115,19 @@ public class ScanReportSender implements MetricsReporter {
       }
     } catch (Throwable e) {  // a reader's scan must never fail because of icemaint
       dropped.incrementAndGet();
+    } finally {
+      REPORTED.incrementAndGet();
+      REPORT_NANOS.addAndGet(System.nanoTime() - started);
     }
+  }
+
+  /** Reports handed to report() in this JVM, and the nanoseconds it took them (all reporters). */
+  public static long reported() {
+    return REPORTED.get();
+  }
+
+  public static long reportNanos() {
+    return REPORT_NANOS.get();
   }
 
   /** Reports sent and reports dropped so far (for tests and a reader's own metrics). */
@@ -131,22 +150,22 @@ public class ScanReportSender implements MetricsReporter {
     sender = thread;
   }
 
+  /**
+   * Every second, sends what was queued (in batches of at most BATCH). It sleeps rather than
+   * waits on the queue, so a report never wakes it: the scan that offers one shares no work
+   * and no lock hand-over with it.
+   */
   private void sendForever() {
-    long pauseMs = 0;
+    long pauseMs = SEND_EVERY_MS;
     while (true) {
       try {
-        String first = queue.poll(1, TimeUnit.SECONDS);
-        if (first == null) {
-          continue;
-        }
-        List<String> batch = new ArrayList<>();
-        batch.add(first);
-        queue.drainTo(batch, BATCH - 1);
-        if (send(batch, CONNECT_MS, ANSWER_MS)) {
-          pauseMs = 0;
+        Thread.sleep(pauseMs);
+        List<ScanReport> batch = new ArrayList<>();
+        queue.drainTo(batch, BATCH);
+        if (batch.isEmpty() || send(batch, CONNECT_MS, ANSWER_MS)) {
+          pauseMs = queue.size() >= BATCH ? 0 : SEND_EVERY_MS;
         } else {
-          pauseMs = Math.min(MAX_PAUSE_MS, Math.max(1_000, pauseMs * 2));
-          Thread.sleep(pauseMs);
+          pauseMs = Math.min(MAX_PAUSE_MS, Math.max(SEND_EVERY_MS, pauseMs * 2));
         }
       } catch (InterruptedException e) {
         return;
@@ -157,7 +176,7 @@ public class ScanReportSender implements MetricsReporter {
   }
 
   private void sendAtExit() {
-    List<String> batch = new ArrayList<>();
+    List<ScanReport> batch = new ArrayList<>();
     queue.drainTo(batch, BATCH);
     if (!batch.isEmpty()) {
       send(batch, EXIT_SEND_MS / 2, EXIT_SEND_MS / 2);
@@ -165,13 +184,13 @@ public class ScanReportSender implements MetricsReporter {
   }
 
   /** POSTs one batch; false (and the batch dropped, counted) when it was not taken. */
-  private boolean send(List<String> batch, int connectMs, int answerMs) {
+  private boolean send(List<ScanReport> batch, int connectMs, int answerMs) {
     HttpURLConnection connection = null;
     try {
       StringBuilder body = new StringBuilder("{\"catalog\":");
       body.append(catalog == null ? "null" : quoted(catalog)).append(",\"reports\":[");
       for (int i = 0; i < batch.size(); i += 1) {
-        body.append(i == 0 ? "" : ",").append(batch.get(i));
+        body.append(i == 0 ? "" : ",").append(ScanReportParser.toJson(batch.get(i)));
       }
       byte[] bytes = body.append("]}").toString().getBytes(StandardCharsets.UTF_8);
       connection = (HttpURLConnection) URI.create(endpoint).toURL().openConnection();
