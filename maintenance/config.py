@@ -301,13 +301,13 @@ def _parse_leases(raw: Any, source: str) -> LeaseConfig:
 
 
 def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
-    from maintenance.durations import parse_duration
+    from maintenance.durations import parse_budget, parse_duration
     from maintenance.errors import UsageError
 
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: 'daemon' must be a mapping")
-    keys = {"interval": "interval_s", "spark_idle": "spark_idle_s", "shutdown_grace": "shutdown_grace_s", "budget": "budget_s"}
-    _reject_unknown(raw, {*keys, "max_concurrent_jobs", "metrics_port", "metrics_host", "metrics_tables", "scan_reports_token"}, source, "daemon")
+    keys = {"interval": "interval_s", "spark_idle": "spark_idle_s", "shutdown_grace": "shutdown_grace_s"}
+    _reject_unknown(raw, {*keys, "budget", "max_concurrent_jobs", "metrics_port", "metrics_host", "metrics_tables", "scan_reports_token"}, source, "daemon")
     values: dict[str, Any] = {}
     for key, attr in keys.items():
         if key in raw:
@@ -315,6 +315,11 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
                 values[attr] = parse_duration(raw[key])
             except UsageError:
                 raise ConfigError(f"{source}: daemon.{key} must be a duration with a unit, such as 90s, 30m or 12h") from None
+    if raw.get("budget") is not None:
+        try:
+            values["budget_s"] = parse_budget(raw["budget"])
+        except UsageError:
+            raise ConfigError(f"{source}: daemon.budget must be seconds of job runs per hour, such as 600 or 10m") from None
     for key, low in (("max_concurrent_jobs", 1), ("metrics_port", 0), ("metrics_tables", 0)):
         if key in raw:
             value = _number(raw[key])

@@ -25,6 +25,19 @@ def parse_duration(text: str | int | float) -> float:
     return float(match["n"]) * _UNITS_S[match["unit"] or "s"]
 
 
+def parse_budget(text: str | int | float) -> float:
+    """Seconds of job runs per hour (`daemon.budget`, `--budget`): a number is seconds (the
+    quantity has no other unit), a duration says them in its own (`20m`: 1,200). Positive."""
+    stripped = str(text).strip()
+    try:
+        seconds = float(stripped) if not isinstance(text, bool) and re.fullmatch(r"\d+(\.\d+)?", stripped) else parse_duration(text)
+    except UsageError:
+        raise UsageError(f"not a budget: {stripped!r} (seconds of job runs per hour: 600, or 10m)") from None
+    if seconds <= 0:
+        raise UsageError(f"a budget must be more than 0 seconds an hour: {stripped!r}")
+    return seconds
+
+
 def format_duration(seconds: float) -> str:
     """The largest whole unit that writes `seconds` exactly (`3d`, `90s`, `1500ms`)."""
     for unit in ("w", "d", "h", "m", "s"):

@@ -170,3 +170,15 @@ def test_two_catalogs_on_one_bucket_must_give_s3a_the_same_settings(tmp_path: Pa
     disagreeing = {"home": str(tmp_path), "catalogs": {"a": catalog("s3://lake/a", "http://127.0.0.1:9"), "b": catalog("s3a://lake/b", "http://127.0.0.1:8")}}
     with pytest.raises(ConfigError, match="catalogs 'a' and 'b' give Hadoop's s3a different 'endpoint' for bucket 'lake'"):
         spark_conf(parse_config(disagreeing, source="tests", base_dir=tmp_path))
+
+
+def test_a_budget_is_seconds_an_hour_as_a_number_or_a_duration(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`daemon.budget`: 600 (a number, also from `${VAR}`) or 10m; none by default; 0 or a
+    word is a ConfigError naming the key."""
+    monkeypatch.setenv("ICEMAINT_TEST_BUDGET", "900")
+    budget = lambda value: parse_config({"daemon": {"budget": value}}, source="t.yaml", base_dir=tmp_path).daemon.budget_s  # noqa: E731
+    assert parse_config({}, source="t.yaml", base_dir=tmp_path).daemon.budget_s is None
+    assert (budget(600), budget("10m"), budget("${ICEMAINT_TEST_BUDGET}"), budget("1.5h")) == (600.0, 600.0, 900.0, 5400.0)
+    for bad in (0, "0", "soon", "-5m"):
+        with pytest.raises(ConfigError, match="daemon.budget must be seconds of job runs per hour"):
+            budget(bad)

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from maintenance.durations import format_duration, parse_duration
+from maintenance.durations import format_duration, parse_budget, parse_duration
 from maintenance.errors import UsageError
 
 
@@ -35,6 +35,23 @@ class Duration(click.ParamType):
 
 DURATION = Duration()
 POSITIVE_DURATION = Duration(positive=True)
+
+
+class Budget(click.ParamType):
+    """Seconds of job runs per hour: `600` or `10m` (`durations.parse_budget`)."""
+
+    name = "budget"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            return parse_budget(value)
+        except UsageError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+BUDGET = Budget()
 
 
 class DaemonSetting(click.Option):

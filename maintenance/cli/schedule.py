@@ -10,7 +10,7 @@ import click
 from maintenance.cli.actions import evaluate_tables, run_decisions
 from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_json, emit_json_line, emit_rows
-from maintenance.cli.params import DURATION, POSITIVE_DURATION, DaemonSetting
+from maintenance.cli.params import BUDGET, DURATION, POSITIVE_DURATION, DaemonSetting
 from maintenance.errors import EXIT_FAILED, EXIT_OK
 from maintenance.jobs.registry import JOB_NAMES
 
@@ -68,8 +68,8 @@ def register(cli: click.Group) -> None:
     @click.option("--all", "show_all", is_flag=True, help="Also list the jobs that are not due, with why.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @click.option("--fresh", is_flag=True, help=FRESH_HELP)
-    @click.option("--budget", type=POSITIVE_DURATION, metavar="DURATION",
-                  help="Show which due jobs this many seconds of job runs would run, best value for readers first, and what waits and why.")
+    @click.option("--budget", type=BUDGET, metavar="SECONDS_PER_HOUR",
+                  help="Show which due jobs this many seconds of job runs (600, or 10m) would run, best value for readers first, and what waits and why.")
     @pass_app
     def plan(app: AppContext, tables: tuple[str, ...], show_all: bool, as_json: bool, fresh: bool, budget: float | None) -> int:
         """What is due, per policy, and why, worst tables first; changes nothing."""
@@ -123,8 +123,8 @@ def register(cli: click.Group) -> None:
     @click.option("--metrics-host", cls=DaemonSetting, key="metrics_host", metavar="HOST", help="Address they listen on; 127.0.0.1 keeps them local.")
     @click.option("--metrics-tables", cls=DaemonSetting, key="metrics_tables", type=click.IntRange(min=0), metavar="N",
                   help="Per-table metric series for at most this many tables; 0: none.")
-    @click.option("--budget", cls=DaemonSetting, key="budget", type=POSITIVE_DURATION, metavar="DURATION",
-                  help="Seconds of job runs per hour; beyond it due jobs wait, the best value for readers first.")
+    @click.option("--budget", cls=DaemonSetting, key="budget", type=BUDGET, metavar="SECONDS_PER_HOUR",
+                  help="Seconds of job runs per hour (600, or 10m); beyond it due jobs wait, the best value for readers first.")
     @pass_app
     def daemon(app: AppContext, **settings: object) -> int:
         """The scheduler: evaluates every table on an interval and runs what is due, until SIGTERM/SIGINT.

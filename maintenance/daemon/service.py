@@ -58,12 +58,13 @@ from maintenance.daemon.health import POLICIES, SPARK, STATE, Dependencies, cata
 from maintenance.daemon.http import PostDoor, serve
 from maintenance.daemon.metrics import DaemonMetrics
 from maintenance.errors import EXIT_OK, ConfigError, IcemaintError
+from maintenance.jobs import registry
 from maintenance.lease.keeper import revoke_all
 from maintenance.policy.loader import load_policies
 from maintenance.policy.model import Policy
 from maintenance.readers.endpoint import PATH as SCAN_REPORTS_PATH
 from maintenance.readers.endpoint import ScanReportEndpoint
-from maintenance.schedule.budget import Spending, choose
+from maintenance.schedule.budget import Spending, choose, fleet_part
 from maintenance.schedule.cycle import Evaluation, evaluate, run_decision
 from maintenance.schedule.decisions import Decision
 from maintenance.schedule.kept import KeptEvaluations
@@ -402,7 +403,7 @@ class Daemon:
         before its jobs committed: its decisions are stale (a job just done looks due), so it
         waits for the next evaluation rather than take the lease for a run that is `skipped`."""
         by_table: dict[str, list[Decision]] = {}
-        for decision in self._within_budget(evaluation.due):  # ranked: the costliest tables first (or the best value, within a budget)
+        for decision in self._within_budget(evaluation):  # ranked: the costliest tables first (or the best value, within a budget)
             by_table.setdefault(decision.table, []).append(decision)
         if not by_table:
             return
@@ -418,18 +419,27 @@ class Daemon:
                 self.running[table] = self.pool.submit(self._work_on, table, decisions, state, self.policies or [])
                 self.metrics.leases_held.set(len(self.running))
 
-    def _within_budget(self, due: list[Decision]) -> list[Decision]:
-        """The due jobs a budget lets run now (`schedule/budget.py`), or all of them without one."""
+    def _within_budget(self, evaluation: Evaluation) -> list[Decision]:
+        """The due jobs a budget lets run now (`schedule/budget.py`): this daemon's part of
+        the fleet's budget, less what its last hour spent; all of them without a budget."""
+        due = evaluation.due
         if self.settings.budget_s is None:
             return due
-        left = max(0.0, self.settings.budget_s - self.spending.spent())
+        held: dict[str, int] = {}
+        for table in {d.ref for d in evaluation.decisions}:
+            held[table.catalog] = held.get(table.catalog, 0) + 1
+        left = max(0.0, self.settings.budget_s * fleet_part(evaluation.shares, held) - self.spending.spent())
         self.metrics.budget_left.set(left)
         choices = choose(due, left)
         out = [c for c in choices if not c.chosen]
         if out:
             log.info("jobs left out by the budget", left_s=round(left, 1), chosen=len(choices) - len(out), left_out=len(out),
                      first=f"{out[0].decision.table} {out[0].decision.job}: {out[0].why}")
-        return [c.decision for c in choices if c.chosen]
+        chosen = [c.decision for c in choices if c.chosen]
+        first: dict[str, int] = {}
+        for place, decision in enumerate(chosen):
+            first.setdefault(decision.table, place)
+        return sorted(chosen, key=lambda d: (first[d.table], registry.order(d.job)))  # tables by value, a table's jobs in their order
 
     def _spark_ready(self) -> bool:
         """While Spark is a failing dependency, try to start it before taking a lease, so a

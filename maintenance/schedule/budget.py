@@ -1,8 +1,10 @@
 """A budget: which due jobs to run when not all of them can (issue 59).
 
-A budget is seconds of job runs per hour (`daemon.budget`; `icemaint plan --budget` shows
-what it would choose without running anything: a shadow mode). Each evaluation, the due
-jobs are chosen against what is left of the last hour's budget (`Spending`):
+A budget is seconds of job runs per hour for the whole fleet (`daemon.budget`; `icemaint
+plan --budget` shows what it would choose without running anything: a shadow mode). Several
+daemons share a fleet (`schedule/membership.py`), each its share of the tables, so each
+spends the budget's part its tables are of the fleet's (`fleet_part`). Each evaluation, the
+due jobs are chosen against what is left of the last hour's budget (`Spending`):
 
 1. Upkeep (jobs no reader sees: EXPIRE of writers' state, ORPHANS after failures, STATS,
    MANIFESTS; `schedule/value.py`) has `UPKEEP_SHARE` of the budget to itself, spent in the
@@ -21,9 +23,11 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from maintenance.schedule.decisions import Decision
+from maintenance.schedule.membership import ALONE, Share
 from maintenance.schedule.value import UPKEEP, Prediction
 from maintenance.units import format_seconds
 
@@ -67,6 +71,14 @@ def choose(due: list[Decision], budget_s: float) -> list[Choice]:
             choices.append(Choice(decision, prediction, False,
                                   f"does not fit: {format_seconds(prediction.cost_s)} predicted, {format_seconds(max(left, 0.0))} left"))
     return sorted(choices, key=lambda c: not c.chosen)
+
+
+def fleet_part(shares: Mapping[str, Share], held: Mapping[str, int]) -> float:
+    """The part of the fleet's tables one daemon holds: of each catalog it holds `held`
+    tables, about a `members`-th of the catalog's (the hash split is even), so the fleet has
+    about `held * members` there. 1 for a daemon alone, or one that holds no table."""
+    fleet = sum(count * shares.get(catalog, ALONE).members for catalog, count in held.items())
+    return sum(held.values()) / fleet if fleet else 1.0
 
 
 class Spending:

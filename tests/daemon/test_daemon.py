@@ -28,6 +28,7 @@ from maintenance.policy.model import Policy
 from maintenance.schedule.cycle import Evaluation
 from maintenance.schedule.decisions import Decision
 from maintenance.schedule.membership import PREFIX as MEMBERSHIP_PREFIX
+from maintenance.schedule.membership import Share
 from maintenance.state.database import ensure_schema, make_engine
 from maintenance.state.leases import LeaseStore
 from maintenance.state.runs import RunRecord, RunStore
@@ -457,9 +458,10 @@ def test_a_daemon_with_a_budget_dispatches_what_the_hour_has_left_room_for(confi
     it; of the due jobs only those the rest has room for are chosen (`schedule/budget.py`)."""
     import dataclasses
 
-    from maintenance.schedule.value import REPORTED, Prediction
+    from maintenance.schedule.value import REPORTED, UPKEEP, Prediction
 
     daemon = Daemon(dataclasses.replace(config, daemon=dataclasses.replace(config.daemon, budget_s=100.0)))
+    unbounded_budget = Daemon(dataclasses.replace(config, daemon=dataclasses.replace(config.daemon, budget_s=1e6)))
     try:
         def due(name: str, cost_s: float, benefit: float) -> Decision:
             decision = Decision(TableRef("local", ("ns",), name), "merge", True, "triggered", "p", NO_COST, cost_s)
@@ -467,18 +469,27 @@ def test_a_daemon_with_a_budget_dispatches_what_the_hour_has_left_room_for(confi
             return decision
 
         decisions = [due("small", 10, 1.0), due("big", 70, 100.0), due("middle", 30, 20.0)]
+        alone = Evaluation(decisions=decisions)
         # no upkeep is due: all 100 s go to readers, the best value per second first
-        assert [d.table for d in daemon._within_budget(decisions)] == ["local.ns.big", "local.ns.middle"]
+        assert [d.table for d in daemon._within_budget(alone)] == ["local.ns.big", "local.ns.middle"]
         daemon.spending.start("local.ns.big merge", 70.0)  # running: its prediction counts
-        assert [d.table for d in daemon._within_budget(decisions)] == ["local.ns.middle"]
+        assert [d.table for d in daemon._within_budget(alone)] == ["local.ns.middle"]
         daemon.spending.settle("local.ns.big merge", 50.0)  # ended: what it measured counts
-        assert [d.table for d in daemon._within_budget(decisions)] == ["local.ns.middle", "local.ns.small"]
+        assert [d.table for d in daemon._within_budget(alone)] == ["local.ns.middle", "local.ns.small"]
         assert metric_value(daemon, "icemaint_budget_seconds_left") == 50.0
+        one_of_two = Evaluation(decisions=decisions, shares={"local": Share(1, 2)})  # half the fleet: half the budget
+        assert [d.table for d in daemon._within_budget(one_of_two)] == []  # 50 s less 50 spent
+        assert metric_value(daemon, "icemaint_budget_seconds_left") == 0.0
         unbounded = Daemon(config)
-        assert unbounded._within_budget(decisions) == decisions
+        assert unbounded._within_budget(alone) == decisions
+        stats = due("big", 5, 0.0)
+        stats.job, stats.prediction = "stats", Prediction(5, 0.0, 0.0, UPKEEP, 1.0)  # chosen first, as upkeep
+        chosen = unbounded_budget._within_budget(Evaluation(decisions=[stats, *decisions]))
+        assert [(d.ref.name, d.job) for d in chosen][:2] == [("big", "merge"), ("big", "stats")]  # a table's jobs in their order
         unbounded.pool.shutdown()
     finally:
         daemon.pool.shutdown()
+        unbounded_budget.pool.shutdown()
 
 
 def metric_value(daemon: Daemon, name: str) -> float:

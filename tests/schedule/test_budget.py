@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from maintenance.catalogs import TableRef
-from maintenance.schedule.budget import WINDOW_S, Spending, choose
+from maintenance.schedule.budget import WINDOW_S, Spending, choose, fleet_part
 from maintenance.schedule.decisions import Decision
 from maintenance.schedule.value import ASSUMED, REPORTED, UPKEEP, Prediction
 from maintenance.table.reader_cost import NO_COST
@@ -63,3 +63,12 @@ def test_spending_counts_the_last_hour_and_what_runs() -> None:
     assert spending.spent() == 52.0
     now[0] += WINDOW_S + 1
     assert spending.spent() == 10.0  # the ended run left the window; the running one stays
+
+
+def test_each_daemon_spends_its_part_of_the_fleets_budget() -> None:
+    """A daemon holding 50 tables of a catalog shared by 4 daemons, and 10 of one it has to
+    itself, holds about 60 of 210 tables."""
+    from maintenance.schedule.membership import ALONE, Share
+
+    assert fleet_part({"lake": Share(2, 4), "local": ALONE}, {"lake": 50, "local": 10}) == 60 / 210
+    assert fleet_part({}, {"lake": 7}) == 1.0 and fleet_part({"lake": Share(0, 3)}, {}) == 1.0

@@ -65,10 +65,10 @@ public class ScanReportSender implements MetricsReporter {
   // latency the reporter adds to a scan (its only work on the reader's path).
   private static final AtomicLong REPORTED = new AtomicLong();
   private static final AtomicLong REPORT_NANOS = new AtomicLong();
+  private static final AtomicLong SENT = new AtomicLong();  // taken by the daemon
+  private static final AtomicLong DROPPED = new AtomicLong();  // not: the queue full, the daemon down, a refusal
 
   private final BlockingQueue<ScanReport> queue = new ArrayBlockingQueue<>(QUEUE);
-  private final AtomicLong dropped = new AtomicLong();
-  private final AtomicLong sent = new AtomicLong();
   private volatile String endpoint;
   private volatile String token;
   private volatile String catalog;
@@ -108,13 +108,13 @@ public class ScanReportSender implements MetricsReporter {
         return;
       }
       if (!queue.offer((ScanReport) report)) {  // turned into JSON by the sender's thread, not the scan's
-        dropped.incrementAndGet();
+        DROPPED.incrementAndGet();
       }
       if (sender == null) {
         start();
       }
     } catch (Throwable e) {  // a reader's scan must never fail because of icemaint
-      dropped.incrementAndGet();
+      DROPPED.incrementAndGet();
     } finally {
       REPORTED.incrementAndGet();
       REPORT_NANOS.addAndGet(System.nanoTime() - started);
@@ -130,13 +130,13 @@ public class ScanReportSender implements MetricsReporter {
     return REPORT_NANOS.get();
   }
 
-  /** Reports sent and reports dropped so far (for tests and a reader's own metrics). */
-  public long sentCount() {
-    return sent.get();
+  /** Reports the daemon took, and reports dropped, so far in this JVM (all reporters). */
+  public static long sent() {
+    return SENT.get();
   }
 
-  public long droppedCount() {
-    return dropped.get();
+  public static long dropped() {
+    return DROPPED.get();
   }
 
   private synchronized void start() {
@@ -211,7 +211,7 @@ public class ScanReportSender implements MetricsReporter {
         }
       }
       if (status / 100 == 2) {
-        sent.addAndGet(batch.size());
+        SENT.addAndGet(batch.size());
         return true;
       }
       LOG.warn("icemaint scan reports: the daemon answered {} to {} reports, dropped", status, batch.size());
@@ -222,7 +222,7 @@ public class ScanReportSender implements MetricsReporter {
         connection.disconnect();
       }
     }
-    dropped.addAndGet(batch.size());
+    DROPPED.addAndGet(batch.size());
     return false;
   }
 
