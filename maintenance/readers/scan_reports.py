@@ -43,7 +43,7 @@ class ScanFacts:
     position_delete_files: int  # position delete files and deletion vectors
     data_bytes: int
     delete_bytes: int
-    manifests: int  # data and delete manifests read
+    manifests_read: int  # data and delete manifests the planning read
 
 
 def parse_batch(body: bytes, default_catalog: str, catalogs: Collection[str]) -> list[ScanFacts]:
@@ -91,7 +91,7 @@ def _facts(report: Any, catalog: str, index: int) -> ScanFacts:
         position_delete_files=count("positional-delete-files") + count("dvs"),
         data_bytes=count("total-file-size-in-bytes"),
         delete_bytes=count("total-delete-file-size-in-bytes"),
-        manifests=count("scanned-data-manifests") + count("scanned-delete-manifests"),
+        manifests_read=count("scanned-data-manifests") + count("scanned-delete-manifests"),
     )
 
 

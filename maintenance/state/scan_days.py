@@ -33,7 +33,7 @@ KEEP_DAYS = 28
 HALF_LIFE_DAYS = 7.0
 MIN_TODAY = 1 / 24  # of a day: today's exposure is at least an hour
 NAMES_AT_ONCE = 500  # names in one IN (...) list
-SUMS = ("scans", "planning_us", "data_files", "delete_files", "equality_delete_files", "position_delete_files", "data_bytes", "delete_bytes", "manifests")
+SUMS = ("scans", "planning_us", "data_files", "delete_files", "equality_delete_files", "position_delete_files", "data_bytes", "delete_bytes", "manifests_read")
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class ReadSummary:
     position_delete_files: float
     data_bytes: float
     delete_bytes: float
-    manifests: float
+    manifests_read: float
     scans: int  # reported in the days kept, unweighed
     last_report_at_ms: int
 
@@ -68,7 +68,7 @@ class ScanDayStore:
         for scan in scans:
             row = sums[scan.table]
             for i, value in enumerate((1, round(scan.planning_ms * 1000), scan.data_files, scan.delete_files, scan.equality_delete_files,
-                                       scan.position_delete_files, scan.data_bytes, scan.delete_bytes, scan.manifests)):
+                                       scan.position_delete_files, scan.data_bytes, scan.delete_bytes, scan.manifests_read)):
                 row[i] += value
             taken += 1
         if not sums:
@@ -126,7 +126,7 @@ def _summary(table: str, days: list[ScanDayRow], now_ms: int) -> ReadSummary:
         position_delete_files=per_scan["position_delete_files"],
         data_bytes=per_scan["data_bytes"],
         delete_bytes=per_scan["delete_bytes"],
-        manifests=per_scan["manifests"],
+        manifests_read=per_scan["manifests_read"],
         scans=sum(row.scans for row in days),
         last_report_at_ms=max(row.last_report_at_ms for row in days),
     )

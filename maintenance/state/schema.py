@@ -97,7 +97,7 @@ class ScanDayRow(Base):
     position_delete_files: Mapped[int] = mapped_column(BigInteger, nullable=False)
     data_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
     delete_bytes: Mapped[int] = mapped_column(BigInteger, nullable=False)
-    manifests: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    manifests_read: Mapped[int] = mapped_column(BigInteger, nullable=False)
     last_report_at_ms: Mapped[int] = mapped_column(BigInteger, nullable=False)
 
     __table_args__ = (Index("ix_icemaint_scan_days_day", "day"),)

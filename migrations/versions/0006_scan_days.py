@@ -17,7 +17,7 @@ branch_labels = None
 depends_on = None
 
 _SUMS = ("scans", "planning_us", "data_files", "delete_files", "equality_delete_files", "position_delete_files",
-         "data_bytes", "delete_bytes", "manifests", "last_report_at_ms")
+         "data_bytes", "delete_bytes", "manifests_read", "last_report_at_ms")
 _RUN_SUMS = ("scans", "data_files", "data_bytes", "equality_delete_files", "position_delete_files", "last_report_at_ms")
 
 

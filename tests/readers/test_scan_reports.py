@@ -17,7 +17,7 @@ def test_a_report_in_icemaint_terms() -> None:
     assert facts.table == "lake.sales.orders"
     assert facts.planning_ms == 2.5
     assert (facts.data_files, facts.delete_files, facts.equality_delete_files, facts.position_delete_files) == (4, 3, 1, 2)
-    assert (facts.data_bytes, facts.delete_bytes, facts.manifests) == (4096, 512, 3)
+    assert (facts.data_bytes, facts.delete_bytes, facts.manifests_read) == (4096, 512, 3)
 
 
 def test_a_reader_names_its_catalog_its_own_way() -> None:

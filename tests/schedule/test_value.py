@@ -43,7 +43,7 @@ def test_benefit_from_readers_reports_else_one_assumed_full_scan_a_day() -> None
     count_files(health, snapshot(*(data(1, size=2**20) for _ in range(4)), eq(5), eq(6)), small_file_bytes=1)
     merge = Decision(TableRef("c", ("ns",), "t"), "merge", True, "triggered", "p", NO_COST, 10.0)
     summary = ReadSummary("c.ns.t", scans_per_day=480.0, planning_ms=2.0, data_files=1.0, delete_files=2.0, equality_delete_files=2.0,
-                          position_delete_files=0.0, data_bytes=2.0**20, delete_bytes=100.0, manifests=2.0, scans=480, last_report_at_ms=0)
+                          position_delete_files=0.0, data_bytes=2.0**20, delete_bytes=100.0, manifests_read=2.0, scans=480, last_report_at_ms=0)
 
     reported = predict(merge, health, summary, {"merge": 2.0})
     assumed = predict(merge, health, None, {})

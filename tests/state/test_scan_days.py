@@ -16,7 +16,7 @@ from maintenance.state.store import StateStore
 
 def scan(table: str, data_files: int = 3, delete_files: int = 2, planning_ms: float = 1.5) -> ScanFacts:
     return ScanFacts(table=table, planning_ms=planning_ms, data_files=data_files, delete_files=delete_files, equality_delete_files=1,
-                     position_delete_files=delete_files - 1, data_bytes=1000 * data_files, delete_bytes=100 * delete_files, manifests=2)
+                     position_delete_files=delete_files - 1, data_bytes=1000 * data_files, delete_bytes=100 * delete_files, manifests_read=2)
 
 
 def name() -> str:
@@ -39,7 +39,7 @@ def test_batches_add_up_per_table(state: StateStore) -> None:
     mine = found[read]
     assert mine.scans == 3
     assert mine.data_files == (4 + 2 + 6) / 3 and mine.delete_files == (2 + 0 + 4) / 3
-    assert mine.data_bytes == 4000 and mine.delete_bytes == 200 and mine.manifests == 2
+    assert mine.data_bytes == 4000 and mine.delete_bytes == 200 and mine.manifests_read == 2
     assert abs(mine.planning_ms - 2.5) < 1e-9
     assert found[other].scans == 1
     assert mine.scans_per_day >= 3  # three scans in at most the part of today that passed (an hour at least)
