@@ -79,6 +79,7 @@ def test_every_scan_arrives_with_what_iceberg_planned(tmp_path: Path, config: Co
         assert found[name].planning_ms > 0
 
 
+@pytest.mark.slow  # two reader processes (19 s): make test-integration runs it
 def test_a_daemon_down_or_silent_costs_the_reader_nothing_but_its_reports(tmp_path: Path, config: Config, tables: list[str]) -> None:
     """Nothing listens on one address; on the other a socket accepts and never answers. The
     reader's scans return their rows and the process ends (its exit waits at most about a

@@ -73,7 +73,7 @@ def test_a_budget_runs_the_table_readers_read_and_a_run_records_its_prediction(s
     state.scans.add([ScanFacts(str(read), 2.0, 4, 12, 8, 4, 40_000, 9_000, 2)] * 200)
 
     def plan(budget: str) -> dict[tuple[str, str], dict]:  # type: ignore[type-arg]
-        done = run_cli("--config", str(config_file), "plan", "--budget", budget, "--json", home=config.home)
+        done = run_cli("--config", str(config_file), "plan", str(read), str(unread), "--budget", budget, "--json", home=config.home)
         assert done.returncode == 0, done.stderr
         return {(c["table"], c["job"]): c for c in json.loads(done.stdout)["choices"]}
 
