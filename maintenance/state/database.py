@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import threading
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
@@ -99,6 +99,16 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyp
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA busy_timeout=60000")
     cursor.close()
+
+
+NAMES_AT_ONCE = 500  # values in one IN (...) list
+
+
+def in_groups(values: Collection[str]) -> list[list[str]]:
+    """`values`, sorted, in groups of at most `NAMES_AT_ONCE`: one IN (...) list each, so a
+    query by thousands of names stays within every backend's statement limits."""
+    ordered = sorted(values)
+    return [ordered[start:start + NAMES_AT_ONCE] for start in range(0, len(ordered), NAMES_AT_ONCE)]
 
 
 def db_now_ms(engine_or_conn: Engine | Connection) -> ColumnElement[int]:

@@ -13,12 +13,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine, and_, delete, select
 
-from maintenance.state.database import db_now_ms, unavailable_as_error
+from maintenance.state.database import NAMES_AT_ONCE, db_now_ms, in_groups, unavailable_as_error
 from maintenance.state.schema import EvaluationRow
 from maintenance.state.upserts import upsert
 
 evaluations = EvaluationRow.__table__
-NAMES_AT_ONCE = 500  # names in one IN (...) list
 
 
 @dataclass(frozen=True)
@@ -37,11 +36,10 @@ class EvaluationStore:
 
     def read(self, tables: Collection[str], basis: str) -> dict[str, StoredEvaluation]:
         """The rows of the named tables written on `basis` (others are of no use here)."""
-        names = sorted(tables)
         found: dict[str, StoredEvaluation] = {}
         with unavailable_as_error(), self.engine.connect() as conn:
-            for start in range(0, len(names), NAMES_AT_ONCE):
-                query = select(evaluations).where(and_(evaluations.c.table_name.in_(names[start:start + NAMES_AT_ONCE]), evaluations.c.basis == basis))
+            for names in in_groups(tables):
+                query = select(evaluations).where(and_(evaluations.c.table_name.in_(names), evaluations.c.basis == basis))
                 for row in conn.execute(query):
                     found[row.table_name] = StoredEvaluation(row.table_name, row.catalog, row.metadata_location, row.basis, bytes(row.kept))
         return found
@@ -61,10 +59,9 @@ class EvaluationStore:
             return {r[0] for r in conn.execute(select(evaluations.c.table_name).where(evaluations.c.catalog == catalog))}
 
     def forget(self, tables: Collection[str]) -> None:
-        names = sorted(tables)
         with unavailable_as_error(), self.engine.begin() as conn:
-            for start in range(0, len(names), NAMES_AT_ONCE):
-                conn.execute(delete(evaluations).where(evaluations.c.table_name.in_(names[start:start + NAMES_AT_ONCE])))
+            for names in in_groups(tables):
+                conn.execute(delete(evaluations).where(evaluations.c.table_name.in_(names)))
 
     def _upsert(self, row: StoredEvaluation):  # type: ignore[no-untyped-def]
         values = {"table_name": row.table, "catalog": row.catalog, "metadata_location": row.metadata_location, "basis": row.basis,

@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, delete, func, insert, or_, select, update
 
-from maintenance.state.database import db_now_ms, unavailable_as_error
+from maintenance.state.database import db_now_ms, in_groups, unavailable_as_error
 from maintenance.state.schema import RunRow
 from maintenance.state.statuses import ABANDONED, COMMITTED, FAILED, FENCED, INTERRUPTED, NOOP, RUNNING, SKIPPED, STATUSES
 
@@ -137,15 +137,14 @@ class RunStore:
 
     def newest_of(self, tables: Collection[str], limit: int) -> dict[str, list[RunRecord]]:
         """Each named table's newest `limit` runs, newest first (as `list(table=…)` gives
-        one table's), in one query per 500 tables: a process that keeps no history yet (a
+        one table's), in one query per `NAMES_AT_ONCE` tables: a process that keeps no history yet (a
         cron run, a daemon's first cycle) reads a fleet's histories in a few queries, not
         one per table. Tables without runs have an empty list."""
         found: dict[str, list[RunRecord]] = {table: [] for table in tables}
-        names = sorted(found)
-        for start in range(0, len(names), 500):
+        for names in in_groups(found):
             order = (runs.c.started_at_ms.desc(), runs.c.run_id)
             ranked = (select(runs, func.row_number().over(partition_by=runs.c.table_name, order_by=order).label("newness"))
-                      .where(runs.c.table_name.in_(names[start:start + 500])).subquery())
+                      .where(runs.c.table_name.in_(names)).subquery())
             query = select(ranked).where(ranked.c.newness <= limit).order_by(ranked.c.table_name, ranked.c.newness)
             with unavailable_as_error(), self.engine.connect() as conn:
                 rows = conn.execute(query).all()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, delete, select
 
 from maintenance.readers.scan_reports import ScanFacts
-from maintenance.state.database import db_now_ms, unavailable_as_error
+from maintenance.state.database import db_now_ms, in_groups, unavailable_as_error
 from maintenance.state.schema import ScanDayRow
 from maintenance.state.upserts import upsert
 
@@ -32,7 +32,6 @@ DAY_MS = 86_400_000
 KEEP_DAYS = 28
 HALF_LIFE_DAYS = 7.0
 MIN_TODAY = 1 / 24  # of a day: today's exposure is at least an hour
-NAMES_AT_ONCE = 500  # names in one IN (...) list
 SUMS = ("scans", "planning_us", "data_files", "delete_files", "equality_delete_files", "position_delete_files", "data_bytes", "delete_bytes", "manifests_read")
 
 
@@ -54,6 +53,17 @@ class ReadSummary:
     last_report_at_ms: int
 
 
+def per_table(scans: Iterable[ScanFacts], names: tuple[str, ...]) -> dict[str, dict[str, int]]:
+    """The named sums of a batch's scans, per table: `scans` counts them, `planning_us` is
+    their planning time in microseconds, any other name a field of `ScanFacts` summed."""
+    sums: dict[str, dict[str, int]] = defaultdict(lambda: dict.fromkeys(names, 0))
+    for scan in scans:
+        table = sums[scan.table]
+        for name in names:
+            table[name] += 1 if name == "scans" else round(scan.planning_ms * 1000) if name == "planning_us" else getattr(scan, name)
+    return sums
+
+
 class ScanDayStore:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -63,24 +73,17 @@ class ScanDayStore:
 
     def add(self, scans: Iterable[ScanFacts]) -> int:
         """Add the scans to their tables' rows of today, in one transaction; returns how many."""
-        sums: dict[str, list[int]] = defaultdict(lambda: [0] * len(SUMS))
-        taken = 0
-        for scan in scans:
-            row = sums[scan.table]
-            for i, value in enumerate((1, round(scan.planning_ms * 1000), scan.data_files, scan.delete_files, scan.equality_delete_files,
-                                       scan.position_delete_files, scan.data_bytes, scan.delete_bytes, scan.manifests_read)):
-                row[i] += value
-            taken += 1
+        sums = per_table(scans, SUMS)
         if not sums:
             return 0
         with unavailable_as_error(), self.engine.begin() as conn:
             now_ms = int(conn.execute(select(self._now)).scalar_one())
             day = now_ms // DAY_MS
             for table in sorted(sums):  # one order for every daemon: no two transactions wait on each other's rows
-                values = {"table_name": table, "day": day, "last_report_at_ms": now_ms, **dict(zip(SUMS, sums[table], strict=True))}
+                values = {"table_name": table, "day": day, "last_report_at_ms": now_ms, **sums[table]}
                 conn.execute(upsert(self.engine, scan_days, ("table_name", "day"), values, added=SUMS))
         self._prune(day)
-        return taken
+        return sum(table_sums["scans"] for table_sums in sums.values())
 
     def summaries(self, tables: Collection[str] | None = None) -> dict[str, ReadSummary]:
         """The summary of each table with reports in the days kept (of `tables`, else all)."""
@@ -91,10 +94,8 @@ class ScanDayStore:
             if tables is None:
                 found = conn.execute(select(scan_days).where(scan_days.c.day >= since)).all()
             else:
-                names = sorted(tables)
-                found = [row for start in range(0, len(names), NAMES_AT_ONCE)
-                         for row in conn.execute(select(scan_days).where(scan_days.c.table_name.in_(names[start:start + NAMES_AT_ONCE]),
-                                                                         scan_days.c.day >= since))]
+                found = [row for names in in_groups(tables)
+                         for row in conn.execute(select(scan_days).where(scan_days.c.table_name.in_(names), scan_days.c.day >= since))]
         for row in found:
             rows[row.table_name].append(row)
         return {table: _summary(table, days, now_ms) for table, days in rows.items()}
