@@ -59,6 +59,7 @@ class JobContext:
     removed: Removed | None = None  # what `remove_files` did, also when it was stopped
     phases: PhaseClock = field(default_factory=PhaseClock)  # where the run's time goes (`run/phases.py`)
     _early_start: threading.Thread | None = field(default=None, repr=False)  # `start_spark_early`'s
+    spark_start_s: float = 0.0  # what this run waited for Spark to start (a daemon's first run; every command's)
 
     @cached_property
     def metadata(self) -> PlanInput:
@@ -71,8 +72,10 @@ class JobContext:
         if not spark_running():
             if self._early_start is None:
                 self.progress("starting Spark")
+            began = time.monotonic()
             with self.phases.within("start"):
                 session = get_spark(self.config)
+            self.spark_start_s = time.monotonic() - began
         else:
             session = get_spark(self.config)
         session.sparkContext.setJobGroup(self.run_id, f"icemaint {self.job} {self.ref}", interruptOnCancel=True)

@@ -53,7 +53,7 @@ from maintenance.run.outcome import (
 )
 from maintenance.run.phases import PhaseClock, process_age_s
 from maintenance.run.step_record import StepRecorder
-from maintenance.schedule.value import PREDICTED
+from maintenance.schedule.value import PREDICTED, SPARK_START
 from maintenance.spark.errors import java_error_message
 from maintenance.spark.session import get_spark, session_settings, spark_running
 from maintenance.state.database import StateUnavailableError
@@ -193,6 +193,7 @@ def run_under_lease(
     structlog.contextvars.bind_contextvars(table=table_name, job=job, run_id=run_id)
     result = JobResult(job=job, table=table_name, status=FAILED, run_id=run_id, started_at_ms=started_at_ms)
     recorder = StepRecorder(state.runs, run_id)
+    context: JobContext | None = None
     try:
         abandoned = state.runs.abandon_running(table_name, taken_by=holder, epoch=lease.epoch)
         if abandoned:
@@ -214,7 +215,8 @@ def run_under_lease(
         phases.enter("commit")  # recording the run's end
         result.duration_s, result.ended_at_ms = time.monotonic() - started, _now_ms()
         recorder.close()  # its last step before its end
-        _record_end(state, result, lease.epoch, config=config, ref=ref, health=_reads_health_after(job), evaluated=evaluated, predicted=predicted)
+        _record_end(state, result, lease.epoch, config=config, ref=ref, health=_reads_health_after(job), evaluated=evaluated, predicted=predicted,
+                    spark_start_s=context.spark_start_s if context is not None else 0.0)
         result.phase_seconds = phases.seconds()
         try:
             state.leases.release(lease)
@@ -317,10 +319,12 @@ def _reads_health_after(job: str) -> bool:
 
 
 def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Config | None = None, ref: TableRef | None = None,
-                health: bool = True, evaluated: bool = False, predicted: Mapping[str, Any] | None = None) -> None:
+                health: bool = True, evaluated: bool = False, predicted: Mapping[str, Any] | None = None, spark_start_s: float = 0.0) -> None:
     counters = dict(result.counters)
     if predicted is not None:
         counters[PREDICTED] = dict(predicted)
+    if spark_start_s > 0:
+        counters[SPARK_START] = round(spark_start_s, 3)  # not the job's: its calibration leaves it out (`schedule/value.job_seconds`)
     if result.content_verified is not None:
         counters.update(fingerprint_before=result.fingerprint_before, fingerprint_after=result.fingerprint_after, content_verified=result.content_verified,
                         **result.verify_counters)

@@ -40,6 +40,7 @@ from maintenance.table.reader_cost import READER_BYTES_PER_S, DeleteWeights, Sca
 ASSUMED_SCANS_PER_DAY = 1.0
 CALIBRATION_RUNS = 20
 PREDICTED = "predicted"  # the run counters' key of what was predicted for the run
+SPARK_START = "spark_start_s"  # the run counters' key of the seconds the run waited for Spark to start
 REPORTED, ASSUMED, UPKEEP = "reported", "assumed", "upkeep"  # what a benefit rests on
 
 
@@ -77,8 +78,17 @@ def calibration(runs: Iterable[RunRecord]) -> dict[str, float]:
             continue
         found = ratios.setdefault(run.job, [])
         if len(found) < CALIBRATION_RUNS:
-            found.append((run.ended_at_ms - run.started_at_ms) / 1000 / estimate)
+            found.append(job_seconds(run) / estimate)
     return {job: statistics.median(found) for job, found in ratios.items()}
+
+
+def job_seconds(run: RunRecord) -> float:
+    """What an ended run cost, as a prediction predicts it: its duration less what it waited
+    for Spark to start (a daemon's first run starts the JVM and the session, tens of seconds
+    no later run pays, and a cost calibrated on it would be several times the next ones')."""
+    assert run.ended_at_ms is not None
+    waited = (run.counters or {}).get(SPARK_START)
+    return max(0.0, (run.ended_at_ms - run.started_at_ms) / 1000 - (waited if isinstance(waited, (int, float)) else 0.0))
 
 
 def predict(decision: Decision, health: TableHealth | None, summary: ReadSummary | None, factors: Mapping[str, float]) -> Prediction:

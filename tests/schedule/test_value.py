@@ -16,7 +16,7 @@ from maintenance.config import Config
 from maintenance.readers.scan_reports import ScanFacts
 from maintenance.run.outcome import COMMITTED, FAILED
 from maintenance.schedule.decisions import Decision
-from maintenance.schedule.value import ASSUMED, ASSUMED_SCANS_PER_DAY, PREDICTED, REPORTED, UPKEEP, calibration, measured_relief, predict, recorded
+from maintenance.schedule.value import ASSUMED, ASSUMED_SCANS_PER_DAY, PREDICTED, REPORTED, SPARK_START, UPKEEP, calibration, measured_relief, predict, recorded
 from maintenance.state.runs import RunRecord
 from maintenance.state.scan_days import ReadSummary
 from maintenance.state.store import open_state
@@ -27,8 +27,10 @@ from tests.support.cli import run_cli
 from tests.support.metadata import data, eq, snapshot
 
 
-def run(job: str, seconds: float, estimate_s: float | None, status: str = COMMITTED) -> RunRecord:
+def run(job: str, seconds: float, estimate_s: float | None, status: str = COMMITTED, spark_start_s: float = 0.0) -> RunRecord:
     counters = {PREDICTED: {"estimate_s": estimate_s}} if estimate_s is not None else {}
+    if spark_start_s:
+        counters[SPARK_START] = spark_start_s
     return RunRecord(str(uuid.uuid4()), "c.ns.t", job, status, "h", 1, 0, int(seconds * 1000), None, counters, None)
 
 
@@ -36,6 +38,13 @@ def test_calibration_is_the_median_measured_over_estimated_of_committed_runs() -
     runs = [run("merge", 30, 10), run("merge", 20, 10), run("merge", 100, 10), run("merge", 5, 10, FAILED), run("merge", 7, None), run("compact", 4, 8)]
 
     assert calibration(runs) == {"merge": 3.0, "compact": 0.5}
+
+
+def test_calibration_leaves_out_what_a_run_waited_for_spark() -> None:
+    """A daemon's first run starts Spark (25 s of its 30 here): its job took 5 s, as the next one."""
+    runs = [run("merge", 5, 10), run("merge", 30, 10, spark_start_s=25.0), run("merge", 6, 10)]
+
+    assert calibration(runs) == {"merge": 0.5}
 
 
 def test_benefit_from_readers_reports_else_one_assumed_full_scan_a_day() -> None:
@@ -89,7 +98,8 @@ def test_a_budget_runs_the_table_readers_read_and_a_run_records_its_prediction(s
     assert recorded.status == COMMITTED
     assert recorded.counters[PREDICTED]["estimate_s"] == pytest.approx(one_merge[(str(read), "merge")]["cost_s"], abs=0.05)  # shown to 0.1 s
     assert recorded.counters[PREDICTED]["benefit_basis"] == REPORTED
-    measured_s = (recorded.ended_at_ms - recorded.started_at_ms) / 1000
+    assert recorded.counters[SPARK_START] > 1  # the command's process started Spark, and the run waited for it
+    measured_s = (recorded.ended_at_ms - recorded.started_at_ms) / 1000 - recorded.counters[SPARK_START]
     calibrated = plan("1h")[(str(unread), "merge")]
     assert calibrated["calibration"] == pytest.approx(measured_s / recorded.counters[PREDICTED]["estimate_s"], rel=0.01)
 
