@@ -91,6 +91,7 @@ class DaemonConfig:
     scan_reports_token: str | None = None
     # seconds of job runs per hour; due jobs beyond it wait, the best value first (`schedule/budget.py`); None: no budget
     budget_s: float | None = None
+    budget_order: str = "value"  # `schedule/budget.ORDERS`: by readers' value, or the planner's order (`triggers`)
 
 
 @dataclass(frozen=True)
@@ -307,7 +308,7 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
     if not isinstance(raw, dict):
         raise ConfigError(f"{source}: 'daemon' must be a mapping")
     keys = {"interval": "interval_s", "spark_idle": "spark_idle_s", "shutdown_grace": "shutdown_grace_s"}
-    _reject_unknown(raw, {*keys, "budget", "max_concurrent_jobs", "metrics_port", "metrics_host", "metrics_tables", "scan_reports_token"}, source, "daemon")
+    _reject_unknown(raw, {*keys, "budget", "budget_order", "max_concurrent_jobs", "metrics_port", "metrics_host", "metrics_tables", "scan_reports_token"}, source, "daemon")
     values: dict[str, Any] = {}
     for key, attr in keys.items():
         if key in raw:
@@ -320,6 +321,12 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
             values["budget_s"] = parse_budget(raw["budget"])
         except UsageError:
             raise ConfigError(f"{source}: daemon.budget must be seconds of job runs per hour, such as 600 or 10m") from None
+    if raw.get("budget_order") is not None:
+        from maintenance.schedule.budget import ORDERS
+
+        if raw["budget_order"] not in ORDERS:
+            raise ConfigError(f"{source}: daemon.budget_order must be one of {', '.join(ORDERS)}")
+        values["budget_order"] = raw["budget_order"]
     for key, low in (("max_concurrent_jobs", 1), ("metrics_port", 0), ("metrics_tables", 0)):
         if key in raw:
             value = _number(raw[key])

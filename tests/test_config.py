@@ -182,3 +182,11 @@ def test_a_budget_is_seconds_an_hour_as_a_number_or_a_duration(tmp_path: Path, m
     for bad in (0, "0", "soon", "-5m"):
         with pytest.raises(ConfigError, match="daemon.budget must be seconds of job runs per hour"):
             budget(bad)
+
+
+def test_a_budget_order_is_value_or_triggers(tmp_path: Path) -> None:
+    order = lambda value: parse_config({"daemon": {"budget_order": value}}, source="t.yaml", base_dir=tmp_path).daemon.budget_order  # noqa: E731
+    assert parse_config({}, source="t.yaml", base_dir=tmp_path).daemon.budget_order == "value"
+    assert (order("value"), order("triggers")) == ("value", "triggers")
+    with pytest.raises(ConfigError, match="daemon.budget_order must be one of value, triggers"):
+        order("cheapest")

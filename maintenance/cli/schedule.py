@@ -46,11 +46,11 @@ def _report_problems(problems: dict[str, str]) -> None:
         click.echo(f"icemaint: error: {table}: {problem}", err=True)
 
 
-def _show_budget(evaluation: Evaluation, budget_s: float, as_json: bool) -> int:
+def _show_budget(evaluation: Evaluation, budget_s: float, order: str, as_json: bool) -> int:
     """`plan --budget`: the choice a daemon with this budget would make now (`schedule/budget.py`)."""
     from maintenance.schedule.budget import choose
 
-    choices = choose(evaluation.due, budget_s)
+    choices = choose(evaluation.due, budget_s, order)
     rows = [{"run": "run" if c.chosen else "wait", "table": c.decision.table, "job": c.decision.job, **c.prediction.to_json(), "why": c.why} for c in choices]
     if as_json:
         emit_json({"budget_s": budget_s, "choices": rows, "problems": evaluation.problems})
@@ -69,13 +69,13 @@ def register(cli: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @click.option("--fresh", is_flag=True, help=FRESH_HELP)
     @click.option("--budget", type=BUDGET, metavar="SECONDS_PER_HOUR",
-                  help="Show which due jobs this many seconds of job runs (600, or 10m) would run, best value for readers first, and what waits and why.")
+                  help="Show which due jobs this many seconds of job runs (600, or 10m) would run, in daemon.budget_order (best value for readers first by default), and what waits and why.")
     @pass_app
     def plan(app: AppContext, tables: tuple[str, ...], show_all: bool, as_json: bool, fresh: bool, budget: float | None) -> int:
         """What is due, per policy, and why, worst tables first; changes nothing."""
         evaluation, _, _, reused = evaluate_tables(app, tables, fresh=fresh)
         if budget is not None:
-            return _show_budget(evaluation, budget, as_json)
+            return _show_budget(evaluation, budget, app.config.daemon.budget_order, as_json)
         if as_json:
             emit_json({"decisions": [d.to_json() for d in evaluation.decisions], "problems": evaluation.problems, "state_database": app.state_database,
                        "tables_reused": reused})

@@ -14,6 +14,11 @@ due jobs are chosen against what is left of the last hour's budget (`Spending`):
    reader anything (a table nobody reads) is left out, as is one that does not fit; each
    says why.
 
+`daemon.budget_order: triggers` spends the rest in the planner's order instead (the
+costliest tables by the reader model's full scan, as without a budget), readers' reports
+unused: the order a budget would follow without them, which the benchmark compares with
+(`benchmarks/budget_fleet.py`).
+
 What is left out stays due and is chosen again at the next evaluation, with the budget the
 hour has left then.
 """
@@ -33,6 +38,9 @@ from maintenance.units import format_seconds
 
 UPKEEP_SHARE = 0.2
 WINDOW_S = 3600.0
+BY_VALUE = "value"  # `daemon.budget_order`: the best reader-seconds per second first
+BY_TRIGGERS = "triggers"  # the planner's order, as without a budget
+ORDERS = (BY_VALUE, BY_TRIGGERS)
 
 
 @dataclass(frozen=True)
@@ -43,10 +51,12 @@ class Choice:
     why: str
 
 
-def choose(due: list[Decision], budget_s: float) -> list[Choice]:
+def choose(due: list[Decision], budget_s: float, order: str = BY_VALUE) -> list[Choice]:
     """The due jobs (ranked by the planner, each with its prediction) chosen or left out
-    within `budget_s` seconds: chosen first, best value first, then those left out. A
+    within `budget_s` seconds: chosen first, in `order` (`ORDERS`), then those left out. A
     decision without a prediction counts as upkeep at its estimate."""
+    if order not in ORDERS:
+        raise ValueError(f"budget order {order!r} is not one of {', '.join(ORDERS)}")
     predictions = {(d.table, d.job): d.prediction or Prediction(d.estimated_s, 0.0, 0.0, UPKEEP, 1.0) for d in due}
     upkeep_left = budget_s * UPKEEP_SHARE
     choices: list[Choice] = []
@@ -60,13 +70,16 @@ def choose(due: list[Decision], budget_s: float) -> list[Choice]:
         choices.append(Choice(decision, prediction, fits, why))
     left = budget_s * (1 - UPKEEP_SHARE) + upkeep_left
     readers = [d for d in due if predictions[(d.table, d.job)].basis != UPKEEP]
-    for decision in sorted(readers, key=lambda d: -predictions[(d.table, d.job)].value):  # stable: the planner's order breaks ties
+    if order == BY_VALUE:
+        readers.sort(key=lambda d: -predictions[(d.table, d.job)].value)  # stable: the planner's order breaks ties
+    for decision in readers:
         prediction = predictions[(decision.table, decision.job)]
-        if prediction.benefit_s_per_day <= 0:
+        if order == BY_VALUE and prediction.benefit_s_per_day <= 0:
             choices.append(Choice(decision, prediction, False, f"saves readers nothing ({prediction.basis}: {prediction.scans_per_day:.1f} scans a day)"))
         elif prediction.cost_s <= left:
             left -= prediction.cost_s
-            choices.append(Choice(decision, prediction, True, f"saves {prediction.value:.2f} reader-s a day per second ({prediction.basis})"))
+            why = f"saves {prediction.value:.2f} reader-s a day per second ({prediction.basis})" if order == BY_VALUE else "the planner's order"
+            choices.append(Choice(decision, prediction, True, why))
         else:
             choices.append(Choice(decision, prediction, False,
                                   f"does not fit: {format_seconds(prediction.cost_s)} predicted, {format_seconds(max(left, 0.0))} left"))

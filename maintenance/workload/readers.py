@@ -9,11 +9,14 @@ properties may hold secrets):
 
     {"config": <icemaint's configuration, as its YAML would say it>, "reporter": {"url": ...,
      "token_file": ..., "catalog": ...} or null, "scans": [{"table": "catalog.ns.table",
-     "where": "SQL predicate" or null}, ...]}
+     "where": "SQL predicate" or null, "at_s": seconds or absent}, ...]}
+
+A scan with `at_s` waits until that many seconds after the first scan began (a schedule
+several readers can share); one that is late starts at once.
 
 Each scan reads every row the predicate selects (a count and a sum of the rows' hashes, so
 no file is skipped by an aggregate's pushdown) and is timed; the output is one JSON object:
-`{"scans": [{"table", "where", "rows", "ms", "report_ms"}, ...], "reporter": {"reports",
+`{"scans": [{"table", "where", "rows", "ms", "started_s", "report_ms"}, ...], "reporter": {"reports",
 "report_ms", "sent", "dropped"}}`: with the reporter, what its `report` took the thread of each scan (its only
 work on a scan's path, read from the reporter's own clock outside the scan's timing), and
 in all. What it still holds when the process ends is sent at the
@@ -56,13 +59,17 @@ def run(settings: dict[str, Any]) -> dict[str, Any]:
     spark = get_spark(config)
     reporting = settings.get("reporter") is not None
     done = []
+    began = time.monotonic()
     for scan in settings["scans"]:
+        if scan.get("at_s") is not None:
+            time.sleep(max(0.0, began + float(scan["at_s"]) - time.monotonic()))
         ref = parse_table_ref(scan["table"], config)
         where = f" WHERE {scan['where']}" if scan.get("where") else ""
         reported_before = reporter_counts(spark).report_ms if reporting else 0.0
         started = time.perf_counter()
         row = spark.sql(f"SELECT count(*) AS rows, sum(hash(*)) AS digest FROM {ref.spark_name}{where}").collect()[0]
-        took = {"table": scan["table"], "where": scan.get("where"), "rows": int(row["rows"]), "ms": round((time.perf_counter() - started) * 1000, 3)}
+        took = {"table": scan["table"], "where": scan.get("where"), "rows": int(row["rows"]), "ms": round((time.perf_counter() - started) * 1000, 3),
+                "started_s": round(time.monotonic() - began - (time.perf_counter() - started), 3)}
         if reporting:
             took["report_ms"] = round(reporter_counts(spark).report_ms - reported_before, 4)
         done.append(took)

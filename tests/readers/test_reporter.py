@@ -63,12 +63,13 @@ def test_every_scan_arrives_with_what_iceberg_planned(tmp_path: Path, config: Co
     server = serve("127.0.0.1", 0, posts={PATH: endpoint.receive})
     try:
         big, small = tables
-        done = read_with_reporter(tmp_path, TOKEN, f"http://127.0.0.1:{server.server_address[1]}", [{"table": big}, {"table": big}, {"table": big}, {"table": small}])
+        done = read_with_reporter(tmp_path, TOKEN, f"http://127.0.0.1:{server.server_address[1]}", [{"table": big}, {"table": big}, {"table": big}, {"table": small, "at_s": 4}])
         arrived(lambda: sum(s.scans for s in store.scans.summaries().values()), 4)
     finally:
         server.shutdown()
 
     assert [s["rows"] for s in done["scans"]] == [40 - 6, 40 - 6, 40 - 6, 10 - 2]
+    assert done["scans"][0]["started_s"] < 1 and 4 <= done["scans"][3]["started_s"] < 5  # a scheduled scan waits for its time
     found = store.scans.summaries()
     assert {t: s.scans for t, s in found.items()} == {big: 3, small: 1}
     for name in (big, small):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from maintenance.catalogs import TableRef
-from maintenance.schedule.budget import WINDOW_S, Spending, choose, fleet_part
+from maintenance.schedule.budget import BY_TRIGGERS, WINDOW_S, Spending, choose, fleet_part
 from maintenance.schedule.decisions import Decision
 from maintenance.schedule.value import ASSUMED, REPORTED, UPKEEP, Prediction
 from maintenance.table.reader_cost import NO_COST
@@ -43,6 +43,22 @@ def test_what_upkeep_leaves_goes_to_readers_and_nothing_fits_in_nothing() -> Non
     assert picked(choose(jobs, 100.0)) == [("b", "stats"), ("a", "merge")]  # upkeep used 5 of its 20
     assert picked(choose(jobs, 0.0)) == []
     assert [c.why.split(":")[0] for c in choose(jobs, 0.0)] == ["upkeep does not fit", "does not fit"]
+
+
+def test_in_the_triggers_order_the_planners_first_fit_and_readers_are_not_asked() -> None:
+    jobs = [
+        due("cold", "merge", 50, 1.0, ASSUMED),  # the planner's first
+        due("hot", "merge", 40, 400.0),
+        due("unread", "merge", 5, 0.0),  # read by nobody: today's triggers do not know
+        due("warm", "compact", 20, 100.0),
+        due("hot", "expire", 15, 0.0, UPKEEP),
+    ]
+
+    choices = choose(jobs, 100.0, BY_TRIGGERS)
+
+    assert picked(choices) == [("hot", "expire"), ("cold", "merge"), ("unread", "merge"), ("warm", "compact")]  # 15 + 50 + 5 + 20; hot's 40 does not fit in 10
+    assert [c.why for c in choices if c.chosen][1:] == ["the planner's order"] * 3
+    assert [c.why.split(":")[0] for c in choices if not c.chosen] == ["does not fit"]
 
 
 def test_a_decision_without_a_prediction_is_upkeep_at_its_estimate() -> None:
