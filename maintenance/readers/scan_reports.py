@@ -44,6 +44,7 @@ class ScanFacts:
     data_bytes: int
     delete_bytes: int
     manifests_read: int  # data and delete manifests the planning read
+    snapshot_id: int | None = None  # the snapshot the scan read (what `state/run_scans.py` credits it to)
 
 
 def parse_batch(body: bytes, default_catalog: str, catalogs: Collection[str]) -> list[ScanFacts]:
@@ -92,7 +93,17 @@ def _facts(report: Any, catalog: str, index: int) -> ScanFacts:
         data_bytes=count("total-file-size-in-bytes"),
         delete_bytes=count("total-delete-file-size-in-bytes"),
         manifests_read=count("scanned-data-manifests") + count("scanned-delete-manifests"),
+        snapshot_id=_snapshot_id(report, index),
     )
+
+
+def _snapshot_id(report: Mapping[str, Any], index: int) -> int | None:
+    found = report.get("snapshot-id")
+    if found is None:
+        return None
+    if isinstance(found, bool) or not isinstance(found, int):
+        raise BadReports(f"report {index}: 'snapshot-id' is not a number")
+    return found
 
 
 def _counter(metrics: Mapping[str, Any], name: str, index: int) -> int:

@@ -1,15 +1,18 @@
-"""Readers' scans of a table in the minutes after a run committed on it (issue 59).
+"""Readers' scans of the snapshot a run committed (issue 59).
 
-What a run changed for readers is measured from their own reports: every scan of a table
-reported within `AFTER_RUN_MS` of a committed run's end is added to that run's row (sums
-only, added by one upsert: several daemons lose nothing), and `schedule/value.py` compares
-their mean with the scan the run's prediction rested on. The window is short on purpose:
-a streaming table gathers delete files again within minutes, and the scans right after
-the run are the ones that show what it removed.
+What a run changed for readers is measured from their own reports: every scan whose
+report names the snapshot a committed run made current (Iceberg's `ScanReport` says which
+snapshot it read) is added to that run's row (sums only, added by one upsert: several
+daemons lose nothing), and `schedule/value.py` compares their mean with the scan the
+run's prediction rested on. Only those scans: a streaming writer's next commit adds delete
+files again within a minute, and a scan of that snapshot says what the writer added, not
+what the run removed (a window of ten minutes after the run, tried first, credited a run on
+such a table mostly with scans of later snapshots; `benchmarks/budget_fleet.py`).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
@@ -25,7 +28,6 @@ from maintenance.table.reader_cost import ScanShape
 
 run_scans = RunScanRow.__table__
 runs = RunRow.__table__
-AFTER_RUN_MS = 10 * 60 * 1000
 SUMS = ("scans", "data_files", "data_bytes", "equality_delete_files", "position_delete_files")
 
 
@@ -41,23 +43,28 @@ class RunScanStore:
         self._now = db_now_ms(engine)
 
     def add(self, scans: Iterable[ScanFacts]) -> int:
-        """Add the scans to the rows of the runs that committed on their tables within
-        `AFTER_RUN_MS`; returns how many runs were added to."""
-        sums = per_table(scans, SUMS)
-        if not sums:
+        """Add the scans to the rows of the committed runs that made current the snapshots
+        they read; returns how many runs were added to."""
+        by_snapshot: dict[tuple[str, int], list[ScanFacts]] = defaultdict(list)
+        for scan in scans:
+            if scan.snapshot_id is not None:
+                by_snapshot[(scan.table, scan.snapshot_id)].append(scan)
+        if not by_snapshot:
             return 0
+        tables = sorted({table for table, _ in by_snapshot})
         with unavailable_as_error(), self.engine.begin() as conn:
             now_ms = int(conn.execute(select(self._now)).scalar_one())
-            recent = [(r.run_id, r.table_name) for names in in_groups(sums)
-                      for r in conn.execute(select(runs.c.run_id, runs.c.table_name).where(
-                          runs.c.table_name.in_(names), runs.c.status == COMMITTED, runs.c.ended_at_ms >= now_ms - AFTER_RUN_MS))]
-            for run_id, table in sorted(recent):
-                values = {"run_id": run_id, "last_report_at_ms": now_ms, **sums[table]}
+            made = sorted((r.run_id, r.table_name, r.snapshot_id) for names in in_groups(tables)
+                          for r in conn.execute(select(runs.c.run_id, runs.c.table_name, runs.c.snapshot_id).where(
+                              runs.c.table_name.in_(names), runs.c.status == COMMITTED, runs.c.snapshot_id.in_(sorted({s for _, s in by_snapshot}))))
+                          if (r.table_name, r.snapshot_id) in by_snapshot)
+            for run_id, table, snapshot_id in made:
+                values = {"run_id": run_id, "last_report_at_ms": now_ms, **per_table(by_snapshot[(table, snapshot_id)], SUMS)[table]}
                 conn.execute(upsert(self.engine, run_scans, ("run_id",), values, added=SUMS))
-        return len(recent)
+        return len(made)
 
     def after(self, run_ids: Collection[str]) -> dict[str, ScansAfter]:
-        """The scans reported after each run, of the runs that have any."""
+        """The scans of the snapshot each run made current, of the runs that have any."""
         found: dict[str, ScansAfter] = {}
         with unavailable_as_error(), self.engine.connect() as conn:
             for ids in in_groups(run_ids):

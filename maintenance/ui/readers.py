@@ -38,7 +38,7 @@ def readers_section(summary: ReadSummary | None, runs: list[RunRecord], after: M
             esc(number(scans.scans)) if scans is not None else MISSING,
             esc(predicted.get("benefit_basis", MISSING)),
         ])
-    table = data_table(["started", "job", "status", "cost: predicted / measured", "removed from each scan: predicted / measured", "scans after",
+    table = data_table(["started", "job", "status", "cost: predicted / measured", "removed from each scan: predicted / measured", "scans of its snapshot",
                         "benefit from"], rows, cls="predictions", empty="no run recorded a prediction yet")
     return reads + table
 

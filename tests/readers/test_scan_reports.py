@@ -17,7 +17,7 @@ def test_a_report_in_icemaint_terms() -> None:
     assert facts.table == "lake.sales.orders"
     assert facts.planning_ms == 2.5
     assert (facts.data_files, facts.delete_files, facts.equality_delete_files, facts.position_delete_files) == (4, 3, 1, 2)
-    assert (facts.data_bytes, facts.delete_bytes, facts.manifests_read) == (4096, 512, 3)
+    assert (facts.data_bytes, facts.delete_bytes, facts.manifests_read, facts.snapshot_id) == (4096, 512, 3, 7)
 
 
 def test_a_reader_names_its_catalog_its_own_way() -> None:
@@ -32,6 +32,8 @@ def test_metrics_an_older_reader_does_not_count_read_zero() -> None:
     [facts] = parse_batch(batch([{**REPORT, "metrics": {"result-data-files": {"unit": "count", "value": 1}}}]), "lake", {"lake"})
 
     assert (facts.data_files, facts.delete_files, facts.planning_ms, facts.position_delete_files) == (1, 0, 0.0, 0)
+    [unsaid] = parse_batch(batch([{k: v for k, v in REPORT.items() if k != "snapshot-id"}]), "lake", {"lake"})
+    assert unsaid.snapshot_id is None  # credited to no run
 
 
 @pytest.mark.parametrize(("body", "said"), [
@@ -43,6 +45,7 @@ def test_metrics_an_older_reader_does_not_count_read_zero() -> None:
     (batch([{**REPORT, "metrics": {"result-data-files": {"unit": "count", "value": -1}}}]), "metric 'result-data-files' has no count"),
     (batch([{**REPORT, "metrics": {"total-planning-duration": {"count": 1, "time-unit": "fortnights", "total-duration": 1}}}]),
      "timer 'total-planning-duration' has no duration in a known unit"),
+    (batch([{**REPORT, "snapshot-id": "7"}]), "report 0: 'snapshot-id' is not a number"),
     (batch([REPORT] * 2001), "2001 reports in one batch"),
 ])
 def test_a_bad_batch_is_refused_in_one_line(body: bytes, said: str) -> None:

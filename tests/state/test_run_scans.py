@@ -1,43 +1,38 @@
-"""Readers' scans just after a run (`state/run_scans.py`) on every kind of state database:
-credited to the committed runs of their table that ended within the window, and to no other."""
+"""Readers' scans of the snapshot a run committed (`state/run_scans.py`) on every kind of
+state database: credited to the committed run that made that snapshot current, and to no
+other run, of its table or another."""
 
 from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import update
-
 from maintenance.readers.scan_reports import ScanFacts
 from maintenance.run.outcome import COMMITTED, FAILED
-from maintenance.state.run_scans import AFTER_RUN_MS
-from maintenance.state.schema import RunRow
 from maintenance.state.store import StateStore
 
 
-def scan(table: str, data_files: int, equality: int) -> ScanFacts:
-    return ScanFacts(table, 1.0, data_files, equality, equality, 0, 1000 * data_files, 10 * equality, 1)
+def scan(table: str, snapshot_id: int | None, data_files: int, equality: int) -> ScanFacts:
+    return ScanFacts(table, 1.0, data_files, equality, equality, 0, 1000 * data_files, 10 * equality, 1, snapshot_id)
 
 
-def finished(state: StateStore, table: str, status: str, ended_ago_ms: int = 0) -> str:
+def finished(state: StateStore, table: str, status: str, snapshot_id: int | None) -> str:
     run_id = str(uuid.uuid4())
     state.runs.start(run_id, table, "merge", holder_id="h", lease_epoch=1)
-    state.runs.finish(run_id, status)
-    if ended_ago_ms:
-        with state.engine.begin() as conn:
-            conn.execute(update(RunRow.__table__).where(RunRow.__table__.c.run_id == run_id)
-                         .values(ended_at_ms=RunRow.__table__.c.ended_at_ms - ended_ago_ms))
+    state.runs.finish(run_id, status, snapshot_id=snapshot_id)
     return run_id
 
 
-def test_scans_after_a_committed_run_are_its_own(state: StateStore) -> None:
+def test_scans_of_the_snapshot_a_committed_run_made_are_its_own(state: StateStore) -> None:
     table, other = f"c.ns.t_{uuid.uuid4().hex[:8]}", f"c.ns.o_{uuid.uuid4().hex[:8]}"
-    just_now, failed, long_ago = finished(state, table, COMMITTED), finished(state, table, FAILED), finished(state, table, COMMITTED, AFTER_RUN_MS + 60_000)
-    elsewhere = finished(state, other, COMMITTED)
+    made, earlier, failed = finished(state, table, COMMITTED, 7_000_000_000_000_000_002), finished(state, table, COMMITTED, 11), finished(state, table, FAILED, 12)
+    elsewhere = finished(state, other, COMMITTED, 7_000_000_000_000_000_002)  # the same id in another table is another snapshot
+    writers = 13  # a writer's commit after the run: its scans say what the writer added
 
-    assert state.run_scans.add([scan(table, 2, 0), scan(table, 4, 2), scan(table, 3, 1)]) == 1
-    assert state.run_scans.add([scan(table, 3, 1)]) == 1
+    assert state.run_scans.add([scan(table, 7_000_000_000_000_000_002, 2, 0), scan(table, 7_000_000_000_000_000_002, 4, 2),
+                                scan(table, writers, 9, 9), scan(table, None, 9, 9), scan(table, 12, 9, 9)]) == 1
+    assert state.run_scans.add([scan(table, 7_000_000_000_000_000_002, 3, 1), scan(table, 11, 5, 5)]) == 2
 
-    found = state.run_scans.after([just_now, failed, long_ago, elsewhere])
-    assert set(found) == {just_now}
-    assert found[just_now].scans == 4
-    assert (found[just_now].mean.data_files, found[just_now].mean.equality_delete_files, found[just_now].mean.data_bytes) == (3.0, 1.0, 3000.0)
+    found = state.run_scans.after([made, earlier, failed, elsewhere])
+    assert set(found) == {made, earlier}
+    assert found[made].scans == 3 and found[earlier].scans == 1
+    assert (found[made].mean.data_files, found[made].mean.equality_delete_files, found[made].mean.data_bytes) == (3.0, 1.0, 3000.0)
