@@ -705,7 +705,7 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
     if "budget_fleet" not in results:
         return []
     r = results["budget_fleet"]
-    fleets, readers = r["fleets"], r["readers"]
+    fleets, readers, hot = r["fleets"], r["readers"], r["hot_tables"]
 
     def within(figure: dict | None) -> str:
         if not figure or not figure["of"]:
@@ -731,7 +731,8 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
         f"Three identical fleets of {r['tables']} tables each, own SQL catalogs on local disk: {r['cdc_tables']} CDC tables (the workload generator's, 4 "
         "partitions; one batch of 300 events, 30% updates and 5% deletes, to each every minute, the same batch to the three) and "
         f"{r['tables'] - r['cdc_tables']} tables of small appended files. One Spark reader per fleet, with the scan reporter, on one schedule: a "
-        f"scan every 3 s, 90% of them of {r['hot_tables']} hot tables (5 CDC, 5 appended), each scan the whole table. Two `icemaint daemon`s "
+        f"scan every 3 s, 90% of them of {len(hot)} hot tables drawn at random ({sum(1 for t in hot if t.startswith('c'))} CDC, "
+        f"{sum(1 for t in hot if t.startswith('s'))} appended: {', '.join(hot)}), each scan the whole table. Two `icemaint daemon`s "
         f"maintain `value` and `triggers` with one policy (MERGE at 4 equality delete files, COMPACT at 8 small files, EXPIRE) and one budget: "
         f"{r['budget_s']:.0f} s of job runs an hour, {r['budget_part']:.0%} of the {r['due_at_start_s']:,} s predicted for the {r['due_at_start_jobs']} jobs due "
         f"when they started; `daemon.budget_order` `value` (the best reader-seconds per second of job, from the reports) and `triggers` (the "
@@ -747,9 +748,9 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
          "readers' clocks s", "due at the end: jobs / s"], rows), *subsection(
         "How close the predictions came",
         "Each daemon's runs: predicted cost against the run's own seconds less what it waited for Spark to start (committed runs that "
-        "recorded a prediction); predicted reader-bytes removed from each scan against the scans readers reported in the 10 minutes after "
-        "the run (`state/run_scans.py`: the writer adds delete files again within that window, which the measurement includes), per run and "
-        "per table (its last run with scans after it). Within 25%: issue 59 asks it of 80% of runs and of tables.",
+        "recorded a prediction); predicted reader-bytes removed from each scan against the scans readers reported of the snapshot the run "
+        "committed, before the writer's next commit (`state/run_scans.py`), per run and per table (its last run with such scans). Within "
+        "25%: issue 59 asks it of 80% of runs and of tables.",
         ["fleet", "cost within 25%", "removed per scan within 25%: runs", "tables"], accuracy)]
 
 
