@@ -99,9 +99,13 @@ def register(cli: click.Group) -> None:
     def run(app: AppContext, tables: tuple[str, ...], jobs: tuple[str, ...], dry_run: bool, as_json: bool, fresh: bool) -> int:
         """One maintenance cycle under leases, then exit (for cron)."""
         from maintenance.schedule.cycle import named_jobs
+        from maintenance.schedule.value import predict_due
 
         evaluation, policies, state, _ = evaluate_tables(app, tables, fresh=fresh)
-        chosen = named_jobs(evaluation, list(jobs), include_disabled=bool(tables)) if jobs else evaluation.due
+        chosen = evaluation.due
+        if jobs:
+            chosen = named_jobs(evaluation, list(jobs), include_disabled=bool(tables))
+            predict_due(chosen, evaluation.health, state)  # a named run records its prediction as a due one does
         results = run_decisions(app, state, chosen, policies, dry_run=dry_run, recheck=not jobs, as_json=as_json)
         evaluated = len({d.table for d in evaluation.decisions})
         if not chosen and not as_json and _evaluated_any(evaluation):

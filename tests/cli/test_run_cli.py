@@ -42,6 +42,19 @@ def test_run_named_job_and_dry_run(capsys, spark, config: Config, cdc_table: Cdc
     assert load_table(config, ref).metadata.current_snapshot_id == snapshot
 
 
+def test_a_named_job_records_its_prediction(capsys, spark, config: Config, cdc_table: CdcFactory) -> None:
+    """`run --job` builds its own decisions; the run records a prediction as a due job's does
+    (here on a table no reader reports on: one full scan a day, assumed)."""
+    from maintenance.schedule.value import ASSUMED, PREDICTED
+
+    ref, _, _ = cdc_table(rows=400, commits=2, update_ratio=0.3)
+    code, _, err = in_process(capsys, "run", str(ref), "--job", "convert", "--json")
+    assert code == 0, err
+    [run] = open_state(config).runs.list(table=str(ref), job="convert")
+    assert run.counters[PREDICTED]["estimate_s"] > 0 and run.counters[PREDICTED]["benefit_basis"] == ASSUMED
+    assert run.counters[PREDICTED]["relieved_per_scan"] > 0  # CONVERT removes the equality keys a scan holds (bytes; seconds round to 0 here)
+
+
 def test_run_exits_1_when_a_job_fails(capsys, spark, config: Config, cdc_table: CdcFactory) -> None:
     ref, _, _ = cdc_table(rows=400, commits=2, update_ratio=0.3)
     # A Spark setting that cannot change in a running session: the job fails, cleanly.
