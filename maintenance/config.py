@@ -76,6 +76,9 @@ class LeaseConfig:
     ttl_seconds: float = 120.0
 
 
+BUDGET_ORDERS = ("value", "triggers")  # `daemon.budget_order`'s words; `schedule/budget.py` spends by them
+
+
 @dataclass(frozen=True)
 class DaemonConfig:
     """How the scheduler runs: see README, Deployment."""
@@ -91,7 +94,7 @@ class DaemonConfig:
     scan_reports_token: str | None = None
     # seconds of job runs per hour; due jobs beyond it wait, the best value first (`schedule/budget.py`); None: no budget
     budget_s: float | None = None
-    budget_order: str = "value"  # `schedule/budget.ORDERS`: by readers' value, or the planner's order (`triggers`)
+    budget_order: str = "value"  # one of BUDGET_ORDERS: by readers' value, or the planner's order (`schedule/budget.py`)
 
 
 @dataclass(frozen=True)
@@ -322,10 +325,8 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
         except UsageError:
             raise ConfigError(f"{source}: daemon.budget must be seconds of job runs per hour, such as 600 or 10m") from None
     if raw.get("budget_order") is not None:
-        from maintenance.schedule.budget import ORDERS
-
-        if raw["budget_order"] not in ORDERS:
-            raise ConfigError(f"{source}: daemon.budget_order must be one of {', '.join(ORDERS)}")
+        if raw["budget_order"] not in BUDGET_ORDERS:
+            raise ConfigError(f"{source}: daemon.budget_order must be one of {', '.join(BUDGET_ORDERS)}")
         values["budget_order"] = raw["budget_order"]
     for key, low in (("max_concurrent_jobs", 1), ("metrics_port", 0), ("metrics_tables", 0)):
         if key in raw:

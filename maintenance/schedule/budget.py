@@ -31,6 +31,7 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from maintenance.config import BUDGET_ORDERS
 from maintenance.schedule.decisions import Decision
 from maintenance.schedule.membership import ALONE, Share
 from maintenance.schedule.value import UPKEEP, Prediction
@@ -38,9 +39,8 @@ from maintenance.units import format_seconds
 
 UPKEEP_SHARE = 0.2
 WINDOW_S = 3600.0
-BY_VALUE = "value"  # `daemon.budget_order`: the best reader-seconds per second first
-BY_TRIGGERS = "triggers"  # the planner's order, as without a budget
-ORDERS = (BY_VALUE, BY_TRIGGERS)
+ORDERS = BUDGET_ORDERS  # `daemon.budget_order`'s words, the config's
+BY_VALUE, BY_TRIGGERS = ORDERS  # the best reader-seconds per second first; the planner's order, as without a budget
 
 
 @dataclass(frozen=True)
