@@ -39,8 +39,7 @@ from maintenance.units import format_seconds
 
 UPKEEP_SHARE = 0.2
 WINDOW_S = 3600.0
-ORDERS = BUDGET_ORDERS  # `daemon.budget_order`'s words, the config's
-BY_VALUE, BY_TRIGGERS = ORDERS  # the best reader-seconds per second first; the planner's order, as without a budget
+BY_VALUE, BY_TRIGGERS = BUDGET_ORDERS  # `daemon.budget_order`'s words: the best reader-seconds per second first; the planner's order, as without a budget
 
 
 @dataclass(frozen=True)
@@ -53,10 +52,9 @@ class Choice:
 
 def choose(due: list[Decision], budget_s: float, order: str = BY_VALUE) -> list[Choice]:
     """The due jobs (ranked by the planner, each with its prediction) chosen or left out
-    within `budget_s` seconds: chosen first, in `order` (`ORDERS`), then those left out. A
+    within `budget_s` seconds: chosen first, in `order` (`config.BUDGET_ORDERS`), then those left out. A
     decision without a prediction counts as upkeep at its estimate."""
-    if order not in ORDERS:
-        raise ValueError(f"budget order {order!r} is not one of {', '.join(ORDERS)}")
+    assert order in BUDGET_ORDERS, order  # the config's validation says so to users
     predictions = {(d.table, d.job): d.prediction or Prediction(d.estimated_s, 0.0, 0.0, UPKEEP, 1.0) for d in due}
     upkeep_left = budget_s * UPKEEP_SHARE
     choices: list[Choice] = []

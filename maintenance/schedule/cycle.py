@@ -278,8 +278,8 @@ def named_jobs(evaluation: Evaluation, jobs: list[str], *, include_disabled: boo
             continue
         health = evaluation.health.get(table)
         for name in sorted(set(jobs), key=registry.order):
-            estimated_s = registry.job(name).estimate(health) if health is not None else 0.0  # a job the policy has not, too
-            base = known.get(name) or Decision(decisions[0].ref, name, True, "", decisions[0].policy, decisions[0].reader_cost, estimated_s)
+            base = known.get(name) or Decision(decisions[0].ref, name, True, "", decisions[0].policy, decisions[0].reader_cost,
+                                               registry.job(name).estimate(health) if health is not None else 0.0)  # a job the policy has not
             chosen.append(Decision(decisions[0].ref, name, True, f"named on the command line ({base.reason or 'not in the policy'})", base.policy,
                                    base.reader_cost, base.estimated_s, base.job_policy, base.prepared))
     return chosen
