@@ -16,7 +16,19 @@ from maintenance.config import Config
 from maintenance.readers.scan_reports import ScanFacts
 from maintenance.run.outcome import COMMITTED, FAILED
 from maintenance.schedule.decisions import Decision
-from maintenance.schedule.value import ASSUMED, ASSUMED_SCANS_PER_DAY, PREDICTED, REPORTED, SPARK_START, UPKEEP, calibration, measured_relief, predict, recorded
+from maintenance.schedule.value import (
+    ASSUMED,
+    ASSUMED_SCANS_PER_DAY,
+    CALIBRATION_RUNS,
+    PREDICTED,
+    REPORTED,
+    SPARK_START,
+    UPKEEP,
+    calibration,
+    measured_relief,
+    predict,
+    recorded,
+)
 from maintenance.state.runs import RunRecord
 from maintenance.state.scan_days import ReadSummary
 from maintenance.state.store import open_state
@@ -40,11 +52,21 @@ def test_calibration_is_the_median_measured_over_estimated_of_committed_runs() -
     assert calibration(runs) == {"merge": 3.0, "compact": 0.5}
 
 
-def test_calibration_leaves_out_what_a_run_waited_for_spark() -> None:
-    """A daemon's first run starts Spark (25 s of its 30 here): its job took 5 s, as the next one."""
-    runs = [run("merge", 5, 10), run("merge", 30, 10, spark_start_s=25.0), run("merge", 6, 10)]
+def test_calibration_prefers_runs_that_found_spark_running() -> None:
+    """A daemon's first run starts Spark (25 s of its 45 here) and warms the JVM up (15 s):
+    the runs after it are the calibration; cron runs, each a first, calibrate only where
+    there are no others, less their wait for Spark."""
+    daemon = [run("merge", 5, 10), run("merge", 45, 10, spark_start_s=25.0), run("merge", 6, 10)]
+    cron = [run("compact", 30, 10, spark_start_s=10.0), run("compact", 50, 10, spark_start_s=20.0), run("compact", 33, 10, spark_start_s=10.0)]
 
-    assert calibration(runs) == {"merge": 0.5}
+    assert calibration(daemon + cron) == {"merge": 0.55, "compact": 2.3}
+
+
+def test_calibration_remembers_the_newest_runs() -> None:
+    """A JVM's JIT and a table's shrinking backlog make runs faster: older runs are forgotten."""
+    runs = [run("merge", 1, 10)] * CALIBRATION_RUNS + [run("merge", 100, 10)] * CALIBRATION_RUNS
+
+    assert calibration(runs) == {"merge": 0.1}
 
 
 def test_benefit_from_readers_reports_else_one_assumed_full_scan_a_day() -> None:
