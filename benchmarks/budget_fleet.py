@@ -11,7 +11,10 @@ rows to 2 partitions). For `--minutes`:
 
 - a writer (a thread of this process, its own Spark session) commits one CDC batch (300
   events: 30% updates, 5% deletes) to each CDC table every `WRITE_EVERY_S`, the same batch
-  to the three twins, so they hold the same rows at all times;
+  to the three twins, so they hold the same rows at all times; with `--hot-writes-every N`
+  a hot CDC table gets its batch only every Nth round (cold tables written harder than the
+  ones readers read, as raw ingestion tables are): the planner's order, which knows only
+  the tables, then finds the cold ones the costliest;
 - three Spark reader processes (`maintenance/workload/readers.py`, the scan reporter on its
   class path), one per fleet, run one schedule: a scan every `SCAN_EVERY_S`, 90% of them of
   10 hot tables (`HOT`: drawn at random from the 100), the rest of the other 90; each scans
@@ -121,7 +124,7 @@ def schedule(minutes: float, seed: int = 59) -> list[dict[str, Any]]:
 class Writer:
     """The CDC tables' writer: the same batches to the three twins, in turn."""
 
-    def __init__(self, spark: Any, config: Any) -> None:
+    def __init__(self, spark: Any, config: Any, hot_writes_every: int = 1) -> None:
         from maintenance.catalogs import load_table, parse_table_ref
         from maintenance.spark.jvm import load_java_table
         from maintenance.workload.cdc import CdcOptions, prepare_cdc_table
@@ -142,11 +145,17 @@ class Writer:
                 writers.append(BatchWriter(spark, load_java_table(spark, ref), table.io, table.schema(), shape))
             self.models.append(model)
             self.writers.append(writers)
+        self.hot = [f"c{i:02d}" in HOT for i in range(CDC_TABLES)]
+        self.hot_writes_every = hot_writes_every
+        self.rounds = 0
         self.commits = 0
         self.failures: list[str] = []
 
     def write_round(self, label: str) -> None:
-        for model, writers in zip(self.models, self.writers):
+        n, self.rounds = self.rounds, self.rounds + 1
+        for hot, model, writers in zip(self.hot, self.models, self.writers):
+            if hot and n % self.hot_writes_every:
+                continue
             batch = model.plan_batch(BATCH_EVENTS, 0.3, 0.05)
             for writer in writers:
                 try:
@@ -164,13 +173,13 @@ class Writer:
             stop.wait(max(0.0, WRITE_EVERY_S - (time.monotonic() - started)))
 
 
-def make_fleets(root: Path, config: Any, spark: Any) -> Writer:
+def make_fleets(root: Path, config: Any, spark: Any, hot_writes_every: int) -> Writer:
     from maintenance.catalogs import get_catalog
     from maintenance.workload.fleet import FleetOptions, make_fleet
 
     for twin in TWINS:
         make_fleet(get_catalog(config, twin), twin, FleetOptions(tables=STATIC_TABLES, namespace="fleet", prefix="s", commits=12, rows=200, partitions=2))
-    writer = Writer(spark, config)
+    writer = Writer(spark, config, hot_writes_every)
     for n in range(INITIAL_COMMITS):
         writer.write_round(f"i-{n:05d}")
     return writer
@@ -199,13 +208,27 @@ def reader(root: Path, twin: str, url: str, scans: list[dict[str, Any]]) -> subp
     return subprocess.Popen([sys.executable, "-m", "maintenance.workload.readers", str(settings)], stdout=out, stderr=subprocess.DEVNULL, text=True)
 
 
-def scan_cost_s(summary: Any) -> float:
+def reported_scans(state_url: str) -> dict[str, dict[str, int]]:
+    """Per table, the sums of every scan its readers reported (the state database's day
+    rows added up as they are, unweighed: a run across midnight counts both days whole)."""
+    from sqlalchemy import func, select
+
+    from maintenance.state.database import make_engine
+    from maintenance.state.scan_days import SUMS, scan_days
+
+    columns = [func.sum(scan_days.c[name]).label(name) for name in SUMS]
+    with make_engine(state_url).connect() as conn:
+        rows = conn.execute(select(scan_days.c.table_name, *columns).group_by(scan_days.c.table_name)).all()
+    return {row.table_name: {name: int(getattr(row, name) or 0) for name in SUMS} for row in rows}
+
+
+def scan_cost_s(sums: dict[str, int]) -> float:
     """What a table's reported scans cost, in all: bytes read and an open per file (data
     and delete), Spark's measure of a read, at the reader model's rate."""
     from maintenance.table.reader_cost import OPEN_COST_BYTES, READER_BYTES_PER_S
 
-    per_scan = summary.data_bytes + summary.delete_bytes + (summary.data_files + summary.delete_files) * OPEN_COST_BYTES
-    return summary.scans * per_scan / READER_BYTES_PER_S
+    read = sums["data_bytes"] + sums["delete_bytes"] + (sums["data_files"] + sums["delete_files"]) * OPEN_COST_BYTES
+    return read / READER_BYTES_PER_S
 
 
 def fleet_figures(root: Path, twin: str) -> dict[str, Any]:
@@ -213,10 +236,11 @@ def fleet_figures(root: Path, twin: str) -> dict[str, Any]:
     from maintenance.state.database import make_engine
     from maintenance.state.store import StateStore
 
-    state = StateStore.on(make_engine(f"sqlite:///{root / twin / 'state.db'}"))
-    summaries = state.scans.summaries()
-    found: dict[str, Any] = {"scans": sum(s.scans for s in summaries.values()), "scan_cost_s": sum(scan_cost_s(s) for s in summaries.values()),
-                             "hot_scans": sum(s.scans for t, s in summaries.items() if t.split(".")[-1] in HOT)}
+    url = f"sqlite:///{root / twin / 'state.db'}"
+    state = StateStore.on(make_engine(url))
+    reported = reported_scans(url)
+    found: dict[str, Any] = {"scans": sum(s["scans"] for s in reported.values()), "scan_cost_s": sum(scan_cost_s(s) for s in reported.values()),
+                             "hot_scans": sum(s["scans"] for t, s in reported.items() if t.split(".")[-1] in HOT)}
     if twin not in MAINTAINED:
         return found
     runs = [r for r in state.runs.list(limit=10_000) if r.ended_at_ms is not None]
@@ -259,6 +283,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--budget-part", type=float, default=0.2)
+    parser.add_argument("--hot-writes-every", type=int, default=1, help="a hot CDC table's batch every Nth writer round only")
     parser.add_argument("--root", help="where the fleets go (a new folder by default)")
     parser.add_argument("--json-out")
     args = parser.parse_args()
@@ -282,7 +307,7 @@ def main() -> None:
         (root / twin).mkdir(exist_ok=True)
         get_catalog(config, twin, create=True)  # a writer of tables makes its catalogs' own tables
     spark = get_spark(config)
-    writer = make_fleets(root, config, spark)
+    writer = make_fleets(root, config, spark, args.hot_writes_every)
     made_s = time.monotonic() - started
     print(f"fleets made in {made_s:.0f} s under {root}", flush=True)
 
@@ -344,7 +369,7 @@ def main() -> None:
         f["saved_wall_s"] = round((readers_ms["none"]["ms"] - readers_ms[twin]["ms"]) / 1000, 1)
         f["due_at_end_s"], f["due_at_end_jobs"] = round(left[twin][0]), left[twin][1]
     value, triggers = figures["value"].get("saved_per_run_s"), figures["triggers"].get("saved_per_run_s")
-    result = {"minutes": args.minutes, "budget_part": args.budget_part, "ran_s": round(ran_s), "fleets_made_s": round(made_s), "tables": CDC_TABLES + STATIC_TABLES, "cdc_tables": CDC_TABLES,
+    result = {"minutes": args.minutes, "budget_part": args.budget_part, "hot_writes_every": args.hot_writes_every, "write_every_s": WRITE_EVERY_S, "ran_s": round(ran_s), "fleets_made_s": round(made_s), "tables": CDC_TABLES + STATIC_TABLES, "cdc_tables": CDC_TABLES,
               "hot_tables": HOT, "scans_scheduled": len(scans), "due_at_start_s": round(due_s), "due_at_start_jobs": due_jobs, "budget_s": budget_s,
               "writer_commits": writer.commits, "writer_failures": writer.failures[:5], "writer_failure_count": len(writer.failures),
               "readers": readers_ms, "fleets": figures,
