@@ -151,7 +151,7 @@ def _start_icemaint(home: Path, ref: Any, every_s: int) -> subprocess.Popen[byte
 def _start_flink_maintenance(home: Path, config: Any, ref: Any, every_s: int) -> subprocess.Popen[bytes]:
     from maintenance.spark.jars import AWS_BUNDLE, FLINK, jar, jars_for
     from maintenance.spark.session import java_catalog_properties
-    from maintenance.workload.flink_writer import flink_python, hadoop_classpath
+    from maintenance.workload.flink_runtime import flink_python, hadoop_classpath
 
     catalog = config.catalog(ref.catalog)
     settings = {

@@ -28,16 +28,10 @@ import sys
 import time
 from typing import Any
 
+from flink_program import program_main, quoted, sql_text  # this folder's: the program runs as a script of it
+
 # The wire format of the events file: a column's Flink type -> how its JSON value becomes it.
 _DECIMAL, _TIMESTAMP = "DECIMAL", "TIMESTAMP_LTZ"
-
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"
-
-
-def _sql_text(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
 
 
 def _wire_type(flink_type: str) -> str:
@@ -52,15 +46,15 @@ def _wire_type(flink_type: str) -> str:
 
 def _from_wire(name: str, flink_type: str) -> str:
     if flink_type.startswith(_DECIMAL):
-        return f"CAST({_quoted(name)} AS {flink_type})"
+        return f"CAST({quoted(name)} AS {flink_type})"
     if flink_type.startswith(_TIMESTAMP):
-        return f"TO_TIMESTAMP_LTZ({_quoted(name)}, 3)"
-    return _quoted(name)
+        return f"TO_TIMESTAMP_LTZ({quoted(name)}, 3)"
+    return quoted(name)
 
 
 def sink_ddl(settings: dict[str, Any]) -> str:
-    columns = [f"{_quoted(name)} {flink_type}{'' if nullable else ' NOT NULL'}" for name, flink_type, nullable in settings["columns"]]
-    key = ", ".join(_quoted(name) for name in settings["equality_columns"])
+    columns = [f"{quoted(name)} {flink_type}{'' if nullable else ' NOT NULL'}" for name, flink_type, nullable in settings["columns"]]
+    key = ", ".join(quoted(name) for name in settings["equality_columns"])
     options = {
         "connector": "iceberg",
         "catalog-name": settings["catalog_name"],
@@ -70,7 +64,7 @@ def sink_ddl(settings: dict[str, Any]) -> str:
         "upsert-enabled": "true",
         "write-parallelism": str(settings["parallelism"]),
     }
-    with_clause = ", ".join(f"{_sql_text(k)}={_sql_text(v)}" for k, v in options.items())
+    with_clause = ", ".join(f"{sql_text(k)}={sql_text(v)}" for k, v in options.items())
     return f"CREATE TEMPORARY TABLE icemaint_sink ({', '.join(columns)}, PRIMARY KEY ({key}) NOT ENFORCED) WITH ({with_clause})"
 
 
@@ -128,34 +122,5 @@ def run(settings: dict[str, Any]) -> dict[str, Any]:
     return {"job_id": job_id, "seconds": round(time.monotonic() - started, 3)}
 
 
-def root_cause(exc: BaseException) -> str:
-    """One line: the innermost Java cause of a Py4J error (its class and message), else the
-    Python exception itself."""
-    java = getattr(exc, "java_exception", None)
-    if java is None:
-        return f"{type(exc).__name__}: {exc}".splitlines()[0]
-    while java.getCause() is not None and java.getCause() is not java:
-        java = java.getCause()
-    lines = [line.strip() for line in str(java.getMessage() or "").splitlines() if line.strip()]
-    # A Python worker's error arrives as its traceback: its last line says what failed.
-    message = (lines[-1] if "Traceback" in lines[0] else lines[0]) if lines else ""
-    return f"{java.getClass().getName()}: {message}".strip()
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: flink_job.py SETTINGS_JSON", file=sys.stderr)
-        return 2
-    with open(argv[1], encoding="utf-8") as handle:
-        settings = json.load(handle)
-    try:
-        outcome = run(settings)
-    except Exception as exc:  # the job's one-line report; its log has the rest
-        outcome = {"error": root_cause(exc)}
-    with open(settings["outcome_file"], "w", encoding="utf-8") as handle:
-        json.dump(outcome, handle)
-    return 1 if "error" in outcome else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    sys.exit(program_main(sys.argv, run))

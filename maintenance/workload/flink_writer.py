@@ -31,10 +31,6 @@ failure.
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -48,11 +44,10 @@ from pyiceberg.table import Table
 
 from maintenance.catalogs import TableRef, load_table
 from maintenance.config import Config
-from maintenance.errors import ConfigError, FlinkJobError, UsageError
+from maintenance.errors import FlinkJobError, UsageError
 from maintenance.spark.errors import java_errors
-from maintenance.spark.jars import AWS_BUNDLE, FLINK, jar, jars_for
-from maintenance.spark.session import SYSTEM_SQLITE_JDBC, java_catalog_properties
 from maintenance.workload.cdc import CdcOptions, CdcResult, prepare_cdc_table
+from maintenance.workload.flink_runtime import JOB_START_ALLOWANCE_S, FlinkRuntime, check_flink, flink_catalog_properties, run_flink_program
 from maintenance.workload.model import CdcModel, Change
 from maintenance.workload.shape import COLUMNS, TableShape
 
@@ -61,9 +56,7 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 
-FLINK_PYTHON_ENV = "ICEMAINT_FLINK_PYTHON"
 FLINK_JOB = Path(__file__).with_name("flink_job.py")
-JOB_START_ALLOWANCE_S = 120  # the job's JVM, mini-cluster and Python worker starting, and its last commit
 _UNIX_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _FLINK_TYPES = {"TIMESTAMP": "TIMESTAMP_LTZ(6)"}  # Spark's TIMESTAMP is Iceberg's timestamptz; other names are the same in Flink
 _KINDS = {"insert": "I", "update": "U", "delete": "D"}
@@ -84,31 +77,9 @@ class FlinkOptions:
             raise UsageError("--restarts must be between 0 and 10")
 
 
-def flink_python() -> Path:
-    """The Flink writer's interpreter: `$ICEMAINT_FLINK_PYTHON`, else `.venv-flink` beside
-    the environment icemaint runs in (what `make flink` makes)."""
-    configured = os.environ.get(FLINK_PYTHON_ENV)
-    path = Path(configured).expanduser() if configured else Path(sys.prefix).parent / ".venv-flink" / "bin" / "python"
-    if not path.is_file():
-        raise ConfigError(f"the Flink writer's Python environment is not installed ({path} is missing): install it with 'make flink'")
-    return path
-
-
-def hadoop_classpath() -> list[str]:
-    """Hadoop's client, which Iceberg's Flink runtime needs (its catalogs and HadoopFileIO)
-    and does not bundle, from pyspark's own jars; and the SQLite JDBC driver. They go on the
-    JVM's class path, not `pipeline.jars`: Flink loads `org.apache.hadoop` parent-first, and
-    JDBC's DriverManager refuses a driver loaded by another class loader than its caller's."""
-    import pyspark
-
-    folder = Path(pyspark.__file__).parent / "jars"
-    found = []
-    for pattern in ("hadoop-client-api-*.jar", "hadoop-client-runtime-*.jar", "commons-logging-*.jar"):
-        matches = sorted(folder.glob(pattern))
-        if not matches:
-            raise ConfigError(f"no {pattern} in {folder}: the Flink writer takes Hadoop's client from pyspark's jars")
-        found.append(str(matches[-1]))
-    return [*found, SYSTEM_SQLITE_JDBC]
+def check_flink_writer(config: Config, ref: TableRef) -> FlinkRuntime:
+    """The Flink writer can write `ref` (`flink_runtime.check_flink`)."""
+    return check_flink(config, ref, "writer")
 
 
 def equality_columns(table: Table, shape: TableShape) -> list[str]:
@@ -120,31 +91,6 @@ def equality_columns(table: Table, shape: TableShape) -> list[str]:
         if name not in columns:
             columns.append(name)
     return columns
-
-
-@dataclass(frozen=True)
-class FlinkRuntime:
-    """What the job runs with, all found before any work starts (a missing piece is exit 2)."""
-
-    interpreter: Path
-    classpath: list[str]
-    runtime_jars: list[str]
-
-
-# The Java catalog the sink loads, by the kind of catalog: the same catalog Spark writes through.
-_CATALOG_IMPLS = {"sql": "org.apache.iceberg.jdbc.JdbcCatalog", "rest": "org.apache.iceberg.rest.RESTCatalog"}
-
-
-def check_flink_writer(config: Config, ref: TableRef) -> FlinkRuntime:
-    """The Flink writer can write `ref`: checked before Spark starts, so a missing install
-    costs no JVM. Iceberg's S3FileIO (the AWS bundle) goes with the Flink runtime, for tables
-    on an object store."""
-    catalog = config.catalog(ref.catalog)
-    if catalog.type not in _CATALOG_IMPLS:
-        raise UsageError(f"the Flink writer runs on SQL and REST catalogs, not on '{ref.catalog}' ({catalog.type})")
-    if len(ref.namespace) != 1:
-        raise UsageError(f"the Flink writer takes a table in a one-level namespace, not '{ref}'")
-    return FlinkRuntime(flink_python(), hadoop_classpath(), [*jars_for(FLINK), jar(AWS_BUNDLE)])
 
 
 def run_flink_workload(spark: SparkSession, config: Config, ref: TableRef, options: CdcOptions, flink: FlinkOptions, runtime: FlinkRuntime,
@@ -185,7 +131,7 @@ def run_flink_workload(spark: SparkSession, config: Config, ref: TableRef, optio
         "catalog_name": ref.catalog,
         "database": ref.namespace[0],
         "table": ref.name,
-        "catalog_properties": {"catalog-impl": _CATALOG_IMPLS[catalog.type], **java_catalog_properties(catalog)},
+        "catalog_properties": flink_catalog_properties(catalog),
         "parallelism": flink.parallelism,
         "events": len(changes),
         "events_per_second": len(changes) / planned_s,
@@ -204,7 +150,7 @@ def run_flink_workload(spark: SparkSession, config: Config, ref: TableRef, optio
         restarts = 0
         while True:
             settings_file.write_text(json.dumps(settings), encoding="utf-8")
-            outcome = _run_job(runtime.interpreter, settings_file, folder, runtime.classpath, timeout_s)
+            outcome = run_flink_program(FLINK_JOB, runtime, settings_file, folder, timeout_s)
             if outcome is not None:
                 break
             if restarts == flink.restarts:
@@ -243,30 +189,6 @@ def _wire(change: Change) -> list[object]:
     row_id, region, customer, amount, status, updated_at, version = change.row
     millis = (updated_at - _UNIX_EPOCH) // timedelta(milliseconds=1)
     return [_KINDS[change.kind], row_id, region, customer, f"{amount:f}", status, millis, version]
-
-
-def _run_job(interpreter: Path, settings_file: Path, folder: Path, classpath: list[str], timeout_s: float) -> dict[str, object] | None:
-    """The job as a child process in its own process group, killed whole at the deadline: its
-    outcome, or None when something else killed it (a signal ended it)."""
-    env = {**os.environ, "HADOOP_CLASSPATH": os.pathsep.join(classpath), "FLINK_LOG_DIR": str(folder)}
-    (folder / "outcome.json").unlink(missing_ok=True)
-    with (folder / "job.log").open("ab") as job_log:
-        process = subprocess.Popen([str(interpreter), str(FLINK_JOB), str(settings_file)], stdin=subprocess.DEVNULL,
-                                   stdout=job_log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        try:
-            code = process.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=30)
-            raise FlinkJobError(f"the Flink job did not finish within {timeout_s:.0f} s (log: {folder / 'job.log'})") from None
-    if code < 0:
-        return None
-    outcome_file = folder / "outcome.json"
-    outcome = json.loads(outcome_file.read_text()) if outcome_file.is_file() else {}
-    if code != 0 or "job_id" not in outcome:
-        reason = outcome.get("error") or f"exit code {code}"
-        raise FlinkJobError(f"the Flink job failed: {reason} (log: {folder / 'job.log'})")
-    return outcome
 
 
 _SUMMARY_COUNTERS = {
