@@ -134,6 +134,18 @@ def state(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
         engine.dispose()
 
 
+@pytest.fixture()
+def sqlite_store(tmp_path: Path) -> Iterator[object]:
+    """A migrated state store on SQLite, the test's own (what a daemon's door writes into)."""
+    from maintenance.state.database import ensure_schema, make_engine
+    from maintenance.state.store import StateStore
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'state.db'}")
+    ensure_schema(engine)
+    yield StateStore.on(engine)
+    engine.dispose()
+
+
 # -- the catalog matrix's services (tests/services): started once, only when a test asks ----
 @pytest.fixture(scope="session")
 def catalog_services(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:

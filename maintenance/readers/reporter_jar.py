@@ -29,6 +29,12 @@ JAVA_RELEASE = "11"
 COMPILE_TIMEOUT_S = 120
 
 
+def reporter_properties(url: str, token_file: str, catalog: str) -> dict[str, str]:
+    """The catalog properties that make a reader's Iceberg catalog report its scans to the
+    daemon at `url` (docs/deployment.md, "Readers' scan reports"), as icemaint's `catalog`."""
+    return {"metrics-reporter-impl": CLASS_NAME, "icemaint.url": url, "icemaint.token-file": token_file, "icemaint.catalog": catalog}
+
+
 def reporter_jar_path() -> Path:
     """Where the jar for this source is (built or not)."""
     digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:12]

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from maintenance.config import Config, parse_config
-from maintenance.readers.reporter_jar import CLASS_NAME, reporter_jar
+from maintenance.readers.reporter_jar import reporter_jar, reporter_properties
 
 
 def reader_config(config: Config, reporter: dict[str, Any] | None) -> Config:
@@ -41,10 +41,9 @@ def reader_config(config: Config, reporter: dict[str, Any] | None) -> Config:
     optional `catalog`), and the reporter's jar on the class path; `config` when None."""
     if reporter is None:
         return config
-    settings = {"metrics-reporter-impl": CLASS_NAME, "icemaint.url": reporter["url"], "icemaint.token-file": reporter["token_file"]}
     catalogs = {}
     for name, catalog in config.catalogs.items():
-        told = {**settings, "icemaint.catalog": reporter.get("catalog") or name}
+        told = reporter_properties(reporter["url"], reporter["token_file"], reporter.get("catalog") or name)
         catalogs[name] = dataclasses.replace(catalog, spark_properties={**catalog.spark_properties, **told})
     spark = dataclasses.replace(config.spark, jars=(*config.spark.jars, str(reporter_jar())))
     return dataclasses.replace(config, catalogs=catalogs, spark=spark)

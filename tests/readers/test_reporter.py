@@ -7,20 +7,17 @@ nothing but its reports."""
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from maintenance.catalogs import load_table, parse_table_ref
 from maintenance.config import Config
 from maintenance.daemon.http import serve
 from maintenance.readers.endpoint import PATH, ScanReportEndpoint
-from maintenance.state.database import ensure_schema, make_engine
 from maintenance.state.store import StateStore
 from tests.conftest import fresh_ref
-from tests.support.scan_reports import arrived, read_with_reporter
+from tests.support.scan_reports import arrived, planned, read_with_reporter
 from tests.support.tables import create
 
 pytestmark = pytest.mark.process
@@ -42,36 +39,20 @@ def tables(spark: Any, config: Config) -> list[str]:
     return names
 
 
-@pytest.fixture()
-def store(tmp_path: Path) -> Iterator[StateStore]:
-    engine = make_engine(f"sqlite:///{tmp_path / 'state.db'}")
-    ensure_schema(engine)
-    yield StateStore.on(engine)
-    engine.dispose()
-
-
-def planned(config: Config, name: str) -> tuple[int, int, int]:
-    """What Iceberg's planning of a full scan returns, by pyiceberg: data files, delete files
-    over the tasks (each task's own, as Iceberg's `result-delete-files` counts them), bytes."""
-    table = load_table(config, parse_table_ref(name, config))
-    tasks = list(table.scan().plan_files())
-    return len(tasks), sum(len(t.delete_files) for t in tasks), sum(t.file.file_size_in_bytes for t in tasks)
-
-
-def test_every_scan_arrives_with_what_iceberg_planned(tmp_path: Path, config: Config, tables: list[str], store: StateStore) -> None:
-    endpoint = ScanReportEndpoint(TOKEN, config.default_catalog, config.catalogs, lambda: store)
+def test_every_scan_arrives_with_what_iceberg_planned(tmp_path: Path, config: Config, tables: list[str], sqlite_store: StateStore) -> None:
+    endpoint = ScanReportEndpoint(TOKEN, config.default_catalog, config.catalogs, lambda: sqlite_store)
     server = serve("127.0.0.1", 0, posts={PATH: endpoint.receive})
     try:
         big, small = tables
         done = read_with_reporter(tmp_path, TOKEN, f"http://127.0.0.1:{server.server_address[1]}", [{"table": big}, {"table": big}, {"table": big}, {"table": small, "at_s": 4}])
-        arrived(lambda: sum(s.scans for s in store.scans.summaries().values()), 4)
+        arrived(lambda: sum(s.scans for s in sqlite_store.scans.summaries().values()), 4)
     finally:
         server.shutdown()
 
     assert [s["rows"] for s in done["scans"]] == [40 - 6, 40 - 6, 40 - 6, 10 - 2]
     third_ended = done["scans"][2]["started_s"] + done["scans"][2]["ms"] / 1000
     assert 4 <= done["scans"][3]["started_s"] < max(4, third_ended) + 2  # a scheduled scan waits for its time (or for the scan before)
-    found = store.scans.summaries()
+    found = sqlite_store.scans.summaries()
     assert {t: s.scans for t, s in found.items()} == {big: 3, small: 1}
     for name in (big, small):
         data_files, delete_files, data_bytes = planned(config, name)

@@ -12,6 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from maintenance.catalogs import load_table, parse_table_ref
+from maintenance.config import Config
+
 # As Iceberg 1.11's ScanReportParser writes one (the reporter test checks real ones end to end).
 REPORT = {
     "table-name": "readers.sales.orders", "snapshot-id": 7, "filter": True, "schema-id": 0,
@@ -56,3 +59,11 @@ def arrived(count: Callable[[], int], expected: int, timeout_s: float = 30.0) ->
     while (found := count()) < expected and time.monotonic() < deadline:
         time.sleep(0.2)
     return found
+
+
+def planned(config: Config, name: str) -> tuple[int, int, int]:
+    """What Iceberg's planning of a full scan returns, by pyiceberg: data files, delete files
+    over the tasks (each task's own, as Iceberg's `result-delete-files` counts them), bytes."""
+    table = load_table(config, parse_table_ref(name, config))
+    tasks = list(table.scan().plan_files())
+    return len(tasks), sum(len(t.delete_files) for t in tasks), sum(t.file.file_size_in_bytes for t in tasks)

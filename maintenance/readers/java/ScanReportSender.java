@@ -45,6 +45,14 @@ import org.slf4j.LoggerFactory;
  *   <li>At the JVM's exit, what is queued is sent once more within {@link #EXIT_SEND_MS} (a
  *       one-query job would else never report), and then the JVM goes.
  * </ul>
+ *
+ * <p>Not every planning is a read. Flink's batch planner lists a partitioned table's partitions
+ * through its catalog, and Iceberg's {@code FlinkCatalog.listPartitions} does it by planning
+ * every file of the table: a scan report of all columns, before the query's own. Reported, every
+ * Flink query of a partitioned table would count twice, and read the whole table once more. A
+ * report made inside a catalog's listing of partitions ({@link #LISTINGS}, found on the
+ * reporting thread's stack, which {@link #report} is called on when the planning ends) is not
+ * sent.
  */
 public class ScanReportSender implements MetricsReporter {
   public static final String URL = "icemaint.url";
@@ -67,6 +75,9 @@ public class ScanReportSender implements MetricsReporter {
   private static final AtomicLong REPORT_NANOS = new AtomicLong();
   private static final AtomicLong SENT = new AtomicLong();  // taken by the daemon
   private static final AtomicLong DROPPED = new AtomicLong();  // not: the queue full, the daemon down, a refusal
+
+  // (class, method) whose planning lists a table's partitions, reads nothing (see above)
+  static final String[][] LISTINGS = {{"org.apache.iceberg.flink.FlinkCatalog", "listPartitions"}};
 
   private final BlockingQueue<ScanReport> queue = new ArrayBlockingQueue<>(QUEUE);
   private volatile String endpoint;
@@ -104,7 +115,7 @@ public class ScanReportSender implements MetricsReporter {
   public void report(MetricsReport report) {
     long started = System.nanoTime();
     try {
-      if (endpoint == null || !(report instanceof ScanReport)) {
+      if (endpoint == null || !(report instanceof ScanReport) || listsPartitions()) {
         return;
       }
       if (!queue.offer((ScanReport) report)) {  // turned into JSON by the sender's thread, not the scan's
@@ -119,6 +130,18 @@ public class ScanReportSender implements MetricsReporter {
       REPORTED.incrementAndGet();
       REPORT_NANOS.addAndGet(System.nanoTime() - started);
     }
+  }
+
+  /** Whether this thread is planning to list a table's partitions, not to read it. */
+  static boolean listsPartitions() {
+    return StackWalker.getInstance().walk(frames -> frames.anyMatch(frame -> {
+      for (String[] listing : LISTINGS) {
+        if (listing[0].equals(frame.getClassName()) && listing[1].equals(frame.getMethodName())) {
+          return true;
+        }
+      }
+      return false;
+    }));
   }
 
   /** Reports handed to report() in this JVM, and the nanoseconds it took them (all reporters). */
