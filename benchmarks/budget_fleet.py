@@ -60,6 +60,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import write_json  # noqa: E402
+from benchmarks.report import commit  # noqa: E402
 
 TOKEN = "benchmark-budget-fleet-token"
 TWINS = ("value", "triggers", "none")
@@ -302,7 +303,7 @@ def main() -> None:
 
     raw = {"home": str(root / "writer"), "default_catalog": "value", "catalogs": {t: catalog_entry(root, t) for t in TWINS}, "spark": {"master": "local[1]"}}
     config = parse_config(raw, source="bench", base_dir=root)
-    started = time.monotonic()
+    started, started_utc = time.monotonic(), time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     for twin in TWINS:
         (root / twin).mkdir(exist_ok=True)
         get_catalog(config, twin, create=True)  # a writer of tables makes its catalogs' own tables
@@ -369,7 +370,7 @@ def main() -> None:
         f["saved_wall_s"] = round((readers_ms["none"]["ms"] - readers_ms[twin]["ms"]) / 1000, 1)
         f["due_at_end_s"], f["due_at_end_jobs"] = round(left[twin][0]), left[twin][1]
     value, triggers = figures["value"].get("saved_per_run_s"), figures["triggers"].get("saved_per_run_s")
-    result = {"minutes": args.minutes, "budget_part": args.budget_part, "hot_writes_every": args.hot_writes_every, "write_every_s": WRITE_EVERY_S, "ran_s": round(ran_s), "fleets_made_s": round(made_s), "tables": CDC_TABLES + STATIC_TABLES, "cdc_tables": CDC_TABLES,
+    result = {"started_utc": started_utc, "commit": commit(), "minutes": args.minutes, "budget_part": args.budget_part, "hot_writes_every": args.hot_writes_every, "write_every_s": WRITE_EVERY_S, "ran_s": round(ran_s), "fleets_made_s": round(made_s), "tables": CDC_TABLES + STATIC_TABLES, "cdc_tables": CDC_TABLES,
               "hot_tables": HOT, "scans_scheduled": len(scans), "due_at_start_s": round(due_s), "due_at_start_jobs": due_jobs, "budget_s": budget_s,
               "writer_commits": writer.commits, "writer_failures": writer.failures[:5], "writer_failure_count": len(writer.failures),
               "readers": readers_ms, "fleets": figures,

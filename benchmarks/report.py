@@ -1,6 +1,6 @@
 """`make bench`: run every benchmark and write docs/benchmarks.md.
 
-    .venv/bin/python benchmarks/report.py [--quick] [--out docs/benchmarks.md] [--results-dir D] [--only NAME,... [--splice]]
+    .venv/bin/python benchmarks/report.py [--quick] [--out docs/benchmarks.md] [--results-dir D] [--only NAME,... [--splice [--kept]]]
 
 Each benchmark runs in its own process (its own Spark) and hands its measurements back as
 JSON; this script only formats them. Ratios compare contenders measured in the same run.
@@ -10,7 +10,9 @@ kept results (the document says which ran when). `--only NAMES --splice` writes 
 sections those benchmarks feed (`SPLICED`) into the existing document, each replacing the
 section of its title and saying when and at which commit it was measured; every other line
 of the document stays as it is, so one section can be measured again without the others'
-results.
+results. `--kept` splices results a run of the benchmark already left in `--results-dir`
+(a long one, run by hand), running nothing; the section says when each ran where its JSON
+says (`started_utc`, `commit`).
 """
 
 from __future__ import annotations
@@ -65,10 +67,12 @@ FULL = {
     "native_peer": ["--repeat", "3"],
     "scan_reports": ["--rows", "100000", "--commits", "20", "--scans", "200", "--warmup", "30", "--repeat", "3"],
     "budget_fleet": ["--minutes", "30", "--budget-part", "0.2"],
+    "budget_fleet_skewed": ["--minutes", "30", "--budget-part", "0.2", "--hot-writes-every", "5"],
 }
 SCRIPTS = {"under_writers_v2": "under_writers", "under_writers_v3": "under_writers", "under_writers_hot_off": "under_writers",
            "under_writers_hot_v2": "under_writers", "under_writers_hot_v3": "under_writers", "fleet_s3": "fleet", "compaction_v3": "compaction", "orphans_1m": "orphans_scale", "orphans_10m": "orphans_scale", "orphans_1m_live": "orphans_scale", "expire_1m": "expire_scale",
-           "cron_fleet_10k": "cron_fleet", "cron_fleet_rest": "cron_fleet", "cron_fleet_rest_10k": "cron_fleet"}  # entries run by another entry's script, with their own sizes
+           "cron_fleet_10k": "cron_fleet", "cron_fleet_rest": "cron_fleet", "cron_fleet_rest_10k": "cron_fleet",
+           "budget_fleet_skewed": "budget_fleet"}  # entries run by another entry's script, with their own sizes
 QUICK = {
     "compaction": ["--sizes", "20000:10:identity,10000:5:none", "--repeat", "1", "--job-repeat", "2"],
     "compaction_v3": ["--sizes", "20000:10:bucket:3", "--repeat", "1", "--job-repeat", "1"],
@@ -105,6 +109,7 @@ QUICK = {
     "native_peer": ["--sizes", "20000:5:2:identity:2,20000:5:2:bucket:3", "--appends", "4000:10:2", "--repeat", "1"],
     "scan_reports": ["--rows", "5000", "--commits", "4", "--scans", "10", "--warmup", "3", "--repeat", "1"],
     "budget_fleet": ["--minutes", "2", "--budget-part", "0.2"],
+    "budget_fleet_skewed": ["--minutes", "2", "--budget-part", "0.2", "--hot-writes-every", "2"],
 }
 
 
@@ -115,6 +120,7 @@ def main() -> None:
     parser.add_argument("--results-dir", help="keep each benchmark's JSON here (and its run time, in seconds.json)")
     parser.add_argument("--only", help="comma-separated benchmarks to run; the others' results are read from --results-dir")
     parser.add_argument("--splice", action="store_true", help="with --only: write only the sections they feed into the existing --out")
+    parser.add_argument("--kept", action="store_true", help="with --splice: the results already in --results-dir, nothing run")
     args = parser.parse_args()
     plan = QUICK if args.quick else FULL
     only = set(args.only.split(",")) if args.only else set(plan)
@@ -124,7 +130,9 @@ def main() -> None:
         fed = {name for names, _ in SPLICED.values() for name in names}
         if only - fed:
             parser.error(f"--splice writes only the sections of {', '.join(sorted(fed))}")
-        splice(args.out, only, plan, Path(args.results_dir) if args.results_dir else None, quick=args.quick)
+        if args.kept and not args.results_dir:
+            parser.error("--kept needs --results-dir")
+        splice(args.out, only, plan, Path(args.results_dir) if args.results_dir else None, quick=args.quick, kept=args.kept)
         return
     if only - set(plan) or (args.only and not args.results_dir):
         parser.error(f"--only takes names from {', '.join(plan)}, with --results-dir")
@@ -154,14 +162,14 @@ def run_benchmark(name: str, options: list[str], out: Path) -> float:
     return time.monotonic() - started
 
 
-def splice(out: str, only: set[str], plan: dict, results_dir: Path | None, *, quick: bool) -> None:
+def splice(out: str, only: set[str], plan: dict, results_dir: Path | None, *, quick: bool, kept: bool = False) -> None:
     """Run `only`, then write the sections they feed into the document at `out`: each
     replaces the section of its title (or is added at the end), the rest of the text kept.
     A section's other benchmarks are read from `results_dir` when there, else left out."""
     with tempfile.TemporaryDirectory(prefix="icemaint-bench-") as scratch:
         folder = results_dir or Path(scratch)
         folder.mkdir(parents=True, exist_ok=True)
-        for name in [n for n in plan if n in only]:
+        for name in [n for n in plan if n in only and not kept]:
             run_benchmark(name, plan[name], folder / f"{name}.json")
         text = Path(out).read_text() if Path(out).exists() else "# Benchmarks\n"
         for title, (names, render_section) in SPLICED.items():
@@ -171,6 +179,11 @@ def splice(out: str, only: set[str], plan: dict, results_dir: Path | None, *, qu
             measured = (f"Measured on {datetime.date.today().isoformat()} at commit {commit()} by `benchmarks/report.py"
                         f"{' --quick' if quick else ''} --only {','.join(n for n in names if n in results)} --splice`, apart from the run the "
                         "top of this document describes.")
+            if kept:
+                when = [f"`{n}` {r['started_utc']} UTC at commit {r['commit']}" for n, r in results.items() if r.get("started_utc") and r.get("commit")]
+                measured = (f"Written on {datetime.date.today().isoformat()} by `benchmarks/report.py{' --quick' if quick else ''} --only "
+                            f"{','.join(n for n in names if n in results)} --splice --kept` from runs of the benchmark kept before"
+                            f"{': ' + '; '.join(when) if when else ''}; apart from the run the top of this document describes.")
             text = replace_section(text, title, render_section(results, plan, measured))
     Path(out).write_text(text)
     print(f"wrote {', '.join(t for t, (names, _) in SPLICED.items() if only & set(names))} into {out}")
@@ -691,71 +704,81 @@ def native_peer_section(results: dict[str, dict], plan: dict, measured: str = ""
         phase_rows)]
 
 
+BUDGET_FLEETS = (("budget_fleet", "alike"), ("budget_fleet_skewed", "cold written harder"))  # the results, and what the section calls their writes
+
+
 SPLICED = {"Cron over a fleet": (CRON, lambda results, plan, measured: cron_section(results, plan, measured)),
            "Under a Flink writer": (("under_flink",), lambda results, plan, measured: under_flink_section(results, plan, measured)),
            "CONVERT verified by its deleted rows": (("convert_proof",), lambda results, plan, measured: convert_proof_section(results, plan, measured)),
            "Against a native engine": (("native_peer",), lambda results, plan, measured: native_peer_section(results, plan, measured)),
            "What the scan reporter costs a reader": (("scan_reports",), lambda results, plan, measured: scan_reports_section(results, plan, measured)),
-           "A budget spent where readers gain": (("budget_fleet",), lambda results, plan, measured: budget_fleet_section(results, plan, measured))}
+           "A budget spent where readers gain": (tuple(name for name, _ in BUDGET_FLEETS), lambda results, plan, measured: budget_fleet_section(results, plan, measured))}
 
 
 def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "") -> list[str]:
     """Twin fleets under one budget, spent by readers' value and in the planner's order,
-    against an unmaintained twin, all measured by their readers' reports (issue 59)."""
-    if "budget_fleet" not in results:
+    against an unmaintained twin, all measured by their readers' reports (issue 59): the
+    CDC tables written alike, and the cold ones written harder than the hot ones."""
+    runs = [(name, label, results[name]) for name, label in BUDGET_FLEETS if name in results]
+    if not runs:
         return []
-    r = results["budget_fleet"]
-    fleets, readers, hot = r["fleets"], r["readers"], r["hot_tables"]
+    r = runs[0][2]
+    hot = r["hot_tables"]
 
     def within(figure: dict | None) -> str:
         if not figure or not figure["of"]:
             return "-"
         return f"{figure['within']} of {figure['of']} ({figure['share']:.0%}; median error {figure['median_error']:.0%})"
 
-    rows = []
-    for twin, label in (("value", "value (readers' reports)"), ("triggers", "triggers (the planner's order)"), ("none", "none (not maintained)")):
-        f = fleets[twin]
-        maintained = twin != "none"
-        runs = sum(f.get("runs", {}).values())
-        committed = sum(n for key, n in f.get("runs", {}).items() if key.endswith(" committed"))
-        rows.append([label, f"{committed} / {runs}" if maintained else "-", f"{f['run_s']:.0f}" if maintained else "-",
-                     f"{f['hot_runs']}" if maintained else "-", f"{f['scans']:,} ({f['hot_scans']:,} hot)", f"{f['scan_cost_s']:.1f}",
-                     f"{f['saved_s']:.1f}" if maintained else "-", f"{f['saved_per_run_s']:.2f}" if maintained and f.get("saved_per_run_s") is not None else "-",
-                     f"{readers[twin]['ms'] / 1000:.0f}" + (f" (saved {f['saved_wall_s']:.0f})" if maintained else ""),
-                     f"{f['due_at_end_jobs']} / {f['due_at_end_s']:,}" if maintained else "-"])
-    accuracy = [[label, within(fleets[twin].get("cost_within")), within(fleets[twin].get("relief_within_runs")), within(fleets[twin].get("relief_within_tables"))]
-                for twin, label in (("value", "value"), ("triggers", "triggers"))]
-    ratio = r.get("value_over_triggers")
+    rows, accuracy, ratios = [], [], []
+    for name, label, result in runs:
+        fleets, readers = result["fleets"], result["readers"]
+        every = result.get("hot_writes_every", 1)
+        writes = "every minute" if every == 1 else f"cold every minute, hot every {every} minutes"
+        for twin, fleet in (("value", "value (readers' reports)"), ("triggers", "triggers (the planner's order)"), ("none", "none (not maintained)")):
+            f = fleets[twin]
+            maintained = twin != "none"
+            all_runs = sum(f.get("runs", {}).values())
+            committed = sum(n for key, n in f.get("runs", {}).items() if key.endswith(" committed"))
+            rows.append([writes, fleet, f"{committed} / {all_runs}" if maintained else "-", f"{f['run_s']:.0f}" if maintained else "-",
+                         f"{f['hot_runs']}" if maintained else "-", f"{f['scans']:,} ({f['hot_scans']:,} hot)", f"{f['scan_cost_s']:.1f}",
+                         f"{f['saved_s']:.1f}" if maintained else "-", f"{f['saved_per_run_s']:.2f}" if maintained and f.get("saved_per_run_s") is not None else "-",
+                         f"{readers[twin]['ms'] / 1000:.0f}" + (f" (saved {f['saved_wall_s']:.0f})" if maintained else ""),
+                         f"{f['due_at_end_jobs']} / {f['due_at_end_s']:,}" if maintained else "-"])
+            if maintained:
+                accuracy.append([writes, twin, within(f.get("cost_within")), within(f.get("relief_within_runs")), within(f.get("relief_within_tables"))])
+        ratio = result.get("value_over_triggers")
+        ratios.append(f"{label}, **{ratio if ratio is not None else '-'}x** (the planner's order saved {fleets['triggers']['saved_s']:.0f} of the "
+                      f"{fleets['none']['scan_cost_s']:.0f} s the unmaintained twin's readers paid, {fleets['triggers']['hot_runs']} of its runs on hot "
+                      f"tables; the readers' order {fleets['value']['saved_s']:.0f} s, {fleets['value']['hot_runs']} runs on hot tables)")
+    commands = "; ".join(f"`benchmarks/budget_fleet.py {' '.join(plan[name])}`" for name, _, _ in runs if name in plan)
     return [*section(
         "A budget spent where readers gain",
         f"Three identical fleets of {r['tables']} tables each, own SQL catalogs on local disk: {r['cdc_tables']} CDC tables (the workload generator's, 4 "
-        "partitions; one batch of 300 events, 30% updates and 5% deletes, to each every minute, the same batch to the three) and "
+        "partitions; batches of 300 events, 30% updates and 5% deletes, the same batch to the three) and "
         f"{r['tables'] - r['cdc_tables']} tables of small appended files. One Spark reader per fleet, with the scan reporter, on one schedule: a "
         f"scan every 3 s, 90% of them of {len(hot)} hot tables drawn at random ({sum(1 for t in hot if t.startswith('c'))} CDC, "
         f"{sum(1 for t in hot if t.startswith('s'))} appended: {', '.join(hot)}), each scan the whole table. Two `icemaint daemon`s "
         f"maintain `value` and `triggers` with one policy (MERGE at 4 equality delete files, COMPACT at 8 small files, EXPIRE) and one budget: "
         f"{r['budget_s']:.0f} s of job runs an hour, {r['budget_part']:.0%} of the {r['due_at_start_s']:,} s predicted for the {r['due_at_start_jobs']} jobs due "
         f"when they started; `daemon.budget_order` `value` (the best reader-seconds per second of job, from the reports) and `triggers` (the "
-        f"planner's order). Nobody maintains `none`. The run: {r['ran_s'] / 60:.0f} minutes, {r['writer_commits']:,} writer commits "
-        f"({r['writer_failure_count']} refused) (`benchmarks/budget_fleet.py {' '.join(plan['budget_fleet'])}`). Readers' cost: the sum over "
+        f"planner's order). Nobody maintains `none`. Two runs of {r['minutes']:.0f} minutes, one per way of writing the CDC tables: alike (a batch "
+        "to each every minute), and cold tables written harder than the hot ones (a hot CDC table's batch only every few minutes, as raw "
+        f"ingestion tables are written hardest and read least) ({commands}). Readers' cost: the sum over "
         "the scans each fleet's readers reported (the daemons' state databases; `none`'s through a door of the benchmark's own) of bytes read "
         "and 4 MiB per file opened, data and delete files (Spark's own measure of a read), in seconds at the reader model's 1.17 GB/s; saved: "
         "against `none`; per job second: over the daemon's runs' durations. Readers' clocks: the sum of their scans' wall milliseconds, "
         "and what they saved against `none`'s (the machine's load shakes them: 2 cores for 6 JVMs). Due at the end: jobs and predicted "
-        f"seconds still due. Reader-seconds saved per second of job runs, `value` over `triggers`: **{ratio if ratio is not None else '-'}x** "
-        f"(issue 59 asks at least 2x). Against a twin nobody maintains, whose streaming tables gather delete files without end, an order "
-        f"that reaches a hot table at all saves most of its cost: the planner's order, going round the CDC tables alike, saved "
-        f"{fleets['triggers']['saved_s']:.0f} of the {fleets['none']['scan_cost_s']:.0f} s the unmaintained twin's readers paid, and no order "
-        f"could save more than all of it (at most {fleets['none']['scan_cost_s'] / max(fleets['triggers']['run_s'], 1):.1f} s per job "
-        f"second for the same spending, {fleets['none']['scan_cost_s'] / max(fleets['triggers']['saved_s'], 1):.2f}x the planner's). {measured}",
-        ["fleet", "runs committed / all", "job s", "runs on hot tables", "scans reported", "readers' cost s", "saved s", "saved per job s",
+        f"seconds still due. Reader-seconds saved per second of job runs, `value` over `triggers` (issue 59 asks at least 2x): {'; '.join(ratios)}. "
+        f"{measured}",
+        ["CDC writes", "fleet", "runs committed / all", "job s", "runs on hot tables", "scans reported", "readers' cost s", "saved s", "saved per job s",
          "readers' clocks s", "due at the end: jobs / s"], rows), *subsection(
         "How close the predictions came",
         "Each daemon's runs: predicted cost against the run's own seconds less what it waited for Spark to start (committed runs that "
         "recorded a prediction); predicted reader-bytes removed from each scan against the scans readers reported of the snapshot the run "
         "committed, before the writer's next commit (`state/run_scans.py`), per run and per table (its last run with such scans). Within "
         "25%: issue 59 asks it of 80% of runs and of tables.",
-        ["fleet", "cost within 25%", "removed per scan within 25%: runs", "tables"], accuracy)]
+        ["CDC writes", "fleet", "cost within 25%", "removed per scan within 25%: runs", "tables"], accuracy)]
 
 
 def scan_reports_section(results: dict[str, dict], plan: dict, measured: str = "") -> list[str]:
