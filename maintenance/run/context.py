@@ -35,6 +35,7 @@ from maintenance.publish.proofs.entries import live_entries, prove_entries_kept
 from maintenance.publish.proofs.retained_files import manifests_named, prove_retained_files
 from maintenance.publish.publisher import Change, Publisher
 from maintenance.publish.verifier import Verifier
+from maintenance.run.compute import ComputeClock
 from maintenance.run.output_folder import output_folder
 from maintenance.run.phases import PhaseClock
 from maintenance.spark.fenced_table import FencedTable, Staged
@@ -60,6 +61,7 @@ class JobContext:
     phases: PhaseClock = field(default_factory=PhaseClock)  # where the run's time goes (`run/phases.py`)
     _early_start: threading.Thread | None = field(default=None, repr=False)  # `start_spark_early`'s
     spark_start_s: float = 0.0  # what this run waited for Spark to start (a daemon's first run; every command's)
+    compute: ComputeClock = field(default_factory=ComputeClock)  # what the run costs in compute (`run/compute.py`); made on the run's thread
 
     @cached_property
     def metadata(self) -> PlanInput:
@@ -79,7 +81,12 @@ class JobContext:
         else:
             session = get_spark(self.config)
         session.sparkContext.setJobGroup(self.run_id, f"icemaint {self.job} {self.ref}", interruptOnCancel=True)
+        self.compute.spark_reached(session)
         return session
+
+    def compute_s(self) -> float | None:
+        """What the run cost in compute-seconds (`run/compute.py`), asked at its end."""
+        return self.compute.seconds(self.__dict__.get("spark"), self.run_id)  # `spark` only if the run reached it
 
     def start_spark_early(self) -> None:
         """Start Spark in a thread of its own while the run does work that needs no JVM (a

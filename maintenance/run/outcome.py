@@ -47,6 +47,7 @@ class JobResult:
     run_id: str | None
     snapshot_id: int | None = None
     duration_s: float = 0.0
+    compute_s: float | None = None  # CPU seconds of the run's Spark tasks and own threads (`run/compute.py`); none where unknown
     counters: Counters = field(default_factory=dict)
     error: str | None = None  # a failed, fenced or interrupted run's
     reason: str | None = None  # a noop's: why there was nothing to do (the plan's `nothing_to_do`); a skip's: why it did not run
@@ -72,6 +73,7 @@ class JobResult:
             "run_id": self.run_id,
             "snapshot_id": self.snapshot_id,
             "duration_s": round(self.duration_s, 3),
+            **({"compute_s": round(self.compute_s, 3)} if self.compute_s is not None else {}),
             "started_at": iso_ms(self.started_at_ms),
             "ended_at": iso_ms(self.ended_at_ms),
             **self.counters,

@@ -53,7 +53,7 @@ from maintenance.run.outcome import (
 )
 from maintenance.run.phases import PhaseClock, process_age_s
 from maintenance.run.step_record import StepRecorder
-from maintenance.schedule.value import PREDICTED, SPARK_START
+from maintenance.schedule.value import COMPUTE, PREDICTED, SPARK_START
 from maintenance.spark.errors import java_error_message
 from maintenance.spark.session import get_spark, session_settings, spark_running
 from maintenance.state.database import StateUnavailableError
@@ -213,6 +213,7 @@ def run_under_lease(
             lease = keeper.lease
     finally:
         phases.enter("commit")  # recording the run's end
+        result.compute_s = context.compute_s() if context is not None else None
         result.duration_s, result.ended_at_ms = time.monotonic() - started, _now_ms()
         recorder.close()  # its last step before its end
         _record_end(state, result, lease.epoch, config=config, ref=ref, health=_reads_health_after(job), evaluated=evaluated, predicted=predicted,
@@ -325,6 +326,8 @@ def _record_end(state: StateStore, result: JobResult, epoch: int, *, config: Con
         counters[PREDICTED] = dict(predicted)
     if spark_start_s > 0:
         counters[SPARK_START] = round(spark_start_s, 3)  # not the job's: its calibration leaves it out (`schedule/value.job_seconds`)
+    if result.compute_s is not None:
+        counters[COMPUTE] = round(result.compute_s, 3)
     if result.content_verified is not None:
         counters.update(fingerprint_before=result.fingerprint_before, fingerprint_after=result.fingerprint_after, content_verified=result.content_verified,
                         **result.verify_counters)
