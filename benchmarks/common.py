@@ -177,3 +177,11 @@ def compile_package() -> None:
 
     repo = Path(__file__).resolve().parent.parent
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(repo / "maintenance")], check=True, capture_output=True)
+
+
+def commit() -> str:
+    """The checked-out commit, `-dirty` when the work tree differs from it (what a result was measured on)."""
+    repo = Path(__file__).resolve().parent.parent
+    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=repo).stdout.strip() or "?"
+    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=repo).stdout.strip()
+    return f"{head}-dirty" if dirty else head

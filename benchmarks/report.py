@@ -30,6 +30,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
+sys.path.insert(0, str(REPO))
+from benchmarks.common import commit  # noqa: E402
 
 FULL = {
     "compaction": ["--sizes", "1000000:100:identity,1000000:50:none,3000000:200:bucket", "--repeat", "3", "--job-repeat", "5"],
@@ -200,13 +202,6 @@ def replace_section(text: str, title: str, section_lines: list[str]) -> str:
     end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
     tail = ["", *lines[end:]] if end < len(lines) else []
     return "\n".join([*lines[:start], *new, *tail]) + "\n"
-
-
-def commit() -> str:
-    """The checked-out commit, `-dirty` when the work tree differs from it."""
-    head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=REPO).stdout.strip() or "?"
-    dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, cwd=REPO).stdout.strip()
-    return f"{head}-dirty" if dirty else head
 
 
 def render(results: dict, seconds: dict, plan: dict, *, quick: bool) -> str:
@@ -740,15 +735,19 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
             maintained = twin != "none"
             all_runs = sum(f.get("runs", {}).values())
             committed = sum(n for key, n in f.get("runs", {}).items() if key.endswith(" committed"))
-            rows.append([writes, fleet, f"{committed} / {all_runs}" if maintained else "-", f"{f['run_s']:.0f}" if maintained else "-",
+            compute = f"{f['run_s']:.0f} / {f['compute_s']:.0f}" if maintained and f.get("compute_s") is not None else f"{f['run_s']:.0f} / -" if maintained else "-"
+            per = f.get("saved_per_compute_s") if maintained else None
+            rows.append([writes + f" ({result.get('commit', '?')})", fleet, f"{committed} / {all_runs}" if maintained else "-", compute,
                          f"{f['hot_runs']}" if maintained else "-", f"{f['scans']:,} ({f['hot_scans']:,} hot)", f"{f['scan_cost_s']:.1f}",
-                         f"{f['saved_s']:.1f}" if maintained else "-", f"{f['saved_per_run_s']:.2f}" if maintained and f.get("saved_per_run_s") is not None else "-",
+                         f"{f['saved_s']:.1f}" if maintained else "-",
+                         (f"{per:.2f}" if per is not None else f"- ({f['saved_per_run_s']:.2f} per job s)" if f.get("saved_per_run_s") is not None else "-") if maintained else "-",
                          f"{readers[twin]['ms'] / 1000:.0f}" + (f" (saved {f['saved_wall_s']:.0f})" if maintained else ""),
                          f"{f['due_at_end_jobs']} / {f['due_at_end_s']:,}" if maintained else "-"])
             if maintained:
                 accuracy.append([writes, twin, within(f.get("cost_within")), within(f.get("relief_within_runs")), within(f.get("relief_within_tables"))])
         ratio = result.get("value_over_triggers")
-        ratios.append(f"{label}, **{ratio if ratio is not None else '-'}x** (the planner's order saved {fleets['triggers']['saved_s']:.0f} of the "
+        per = "per compute-second" if fleets["value"].get("compute_s") is not None else "per second of job runs (measured before runs recorded compute-seconds)"
+        ratios.append(f"{label}, **{ratio if ratio is not None else '-'}x** {per} (the planner's order saved {fleets['triggers']['saved_s']:.0f} of the "
                       f"{fleets['none']['scan_cost_s']:.0f} s the unmaintained twin's readers paid, {fleets['triggers']['hot_runs']} of its runs on hot "
                       f"tables; the readers' order {fleets['value']['saved_s']:.0f} s, {fleets['value']['hot_runs']} runs on hot tables)")
     commands = "; ".join(f"`benchmarks/budget_fleet.py {' '.join(plan[name])}`" for name, _, _ in runs if name in plan)
@@ -760,22 +759,24 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
         f"scan every 3 s, 90% of them of {len(hot)} hot tables drawn at random ({sum(1 for t in hot if t.startswith('c'))} CDC, "
         f"{sum(1 for t in hot if t.startswith('s'))} appended: {', '.join(hot)}), each scan the whole table. Two `icemaint daemon`s "
         f"maintain `value` and `triggers` with one policy (MERGE at 4 equality delete files, COMPACT at 8 small files, EXPIRE) and one budget: "
-        f"{r['budget_s']:.0f} s of job runs an hour, {r['budget_part']:.0%} of the {r['due_at_start_s']:,} s predicted for the {r['due_at_start_jobs']} jobs due "
+        f"{r['budget_s']:.0f} s an hour, {r['budget_part']:.0%} of the {r['due_at_start_s']:,} s predicted for the {r['due_at_start_jobs']} jobs due "
         f"when they started; `daemon.budget_order` `value` (the best reader-seconds per second of job, from the reports) and `triggers` (the "
         f"planner's order). Nobody maintains `none`. Two runs of {r['minutes']:.0f} minutes, one per way of writing the CDC tables: alike (a batch "
         "to each every minute), and cold tables written harder than the hot ones (a hot CDC table's batch only every few minutes, as raw "
         f"ingestion tables are written hardest and read least) ({commands}). Readers' cost: the sum over "
         "the scans each fleet's readers reported (the daemons' state databases; `none`'s through a door of the benchmark's own) of bytes read "
         "and 4 MiB per file opened, data and delete files (Spark's own measure of a read), in seconds at the reader model's 1.17 GB/s; saved: "
-        "against `none`; per job second: over the daemon's runs' durations. Readers' clocks: the sum of their scans' wall milliseconds, "
+        "against `none`; per compute-second: over the daemon's runs' compute-seconds (CPU seconds of their Spark tasks and their own "
+        "threads, `run/compute.py`; what the budget counts; job s: their wall seconds). Readers' clocks: the sum of their scans' wall milliseconds, "
         "and what they saved against `none`'s (the machine's load shakes them: 2 cores for 6 JVMs). Due at the end: jobs and predicted "
-        f"seconds still due. Reader-seconds saved per second of job runs, `value` over `triggers` (issue 59 asks at least 2x): {'; '.join(ratios)}. "
+        f"seconds still due. Reader-seconds saved per compute-second of maintenance, `value` over `triggers` (issue 59 asks at least 2x): {'; '.join(ratios)}. "
         f"{measured}",
-        ["CDC writes", "fleet", "runs committed / all", "job s", "runs on hot tables", "scans reported", "readers' cost s", "saved s", "saved per job s",
+        ["CDC writes (commit)", "fleet", "runs committed / all", "job s / compute s", "runs on hot tables", "scans reported", "readers' cost s", "saved s",
+         "saved per compute s",
          "readers' clocks s", "due at the end: jobs / s"], rows), *subsection(
         "How close the predictions came",
-        "Each daemon's runs: predicted cost against the run's own seconds less what it waited for Spark to start (committed runs that "
-        "recorded a prediction); predicted reader-bytes removed from each scan against the scans readers reported of the snapshot the run "
+        "Each daemon's runs: predicted cost against the run's compute-seconds (a run measured before runs recorded them: its own seconds "
+        "less what it waited for Spark to start; committed runs that recorded a prediction); predicted reader-bytes removed from each scan against the scans readers reported of the snapshot the run "
         "committed, before the writer's next commit (`state/run_scans.py`), per run and per table (its last run with such scans). Within "
         "25%: issue 59 asks it of 80% of runs and of tables.",
         ["CDC writes", "fleet", "cost within 25%", "removed per scan within 25%: runs", "tables"], accuracy)]
@@ -975,7 +976,6 @@ def machine() -> dict[str, str]:
 
     for package in ("pyspark", "pyiceberg", "pyarrow", "sqlalchemy"):
         info[package] = version(package)
-    sys.path.insert(0, str(REPO))
     from maintenance.spark.session import iceberg_runtime_jar
 
     info["iceberg runtime"] = Path(iceberg_runtime_jar()).name

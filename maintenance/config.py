@@ -92,7 +92,7 @@ class DaemonConfig:
     metrics_tables: int = 100  # per-table metric series for at most this many tables (daemon/metrics.py); 0: none
     # readers' scan reports are taken on the HTTP port only with this secret (`readers/endpoint.py`)
     scan_reports_token: str | None = None
-    # seconds of job runs per hour; due jobs beyond it wait, the best value first (`schedule/budget.py`); None: no budget
+    # compute-seconds of job runs per hour (`run/compute.py`); due jobs beyond it wait, the best value first (`schedule/budget.py`); None: no budget
     budget_s: float | None = None
     budget_order: str = "value"  # one of BUDGET_ORDERS: by readers' value, or the planner's order (`schedule/budget.py`)
 
@@ -323,7 +323,7 @@ def _parse_daemon(raw: Any, source: str) -> DaemonConfig:
         try:
             values["budget_s"] = parse_budget(raw["budget"])
         except UsageError:
-            raise ConfigError(f"{source}: daemon.budget must be seconds of job runs per hour, such as 600 or 10m") from None
+            raise ConfigError(f"{source}: daemon.budget must be compute-seconds of job runs per hour, such as 600 or 10m") from None
     if raw.get("budget_order") is not None:
         if raw["budget_order"] not in BUDGET_ORDERS:
             raise ConfigError(f"{source}: daemon.budget_order must be one of {', '.join(BUDGET_ORDERS)}")

@@ -32,7 +32,7 @@ def parse_budget(text: str | int | float) -> float:
     try:
         seconds = float(stripped) if not isinstance(text, bool) and re.fullmatch(r"\d+(\.\d+)?", stripped) else parse_duration(text)
     except UsageError:
-        raise UsageError(f"not a budget: {stripped!r} (seconds of job runs per hour: 600, or 10m)") from None
+        raise UsageError(f"not a budget: {stripped!r} (compute-seconds of job runs per hour: 600, or 10m)") from None
     if seconds <= 0:
         raise UsageError(f"a budget must be more than 0 seconds an hour: {stripped!r}")
     return seconds

@@ -180,7 +180,7 @@ def test_a_budget_is_seconds_an_hour_as_a_number_or_a_duration(tmp_path: Path, m
     assert parse_config({}, source="t.yaml", base_dir=tmp_path).daemon.budget_s is None
     assert (budget(600), budget("10m"), budget("${ICEMAINT_TEST_BUDGET}"), budget("1.5h")) == (600.0, 600.0, 900.0, 5400.0)
     for bad in (0, "0", "soon", "-5m"):
-        with pytest.raises(ConfigError, match="daemon.budget must be seconds of job runs per hour"):
+        with pytest.raises(ConfigError, match="daemon.budget must be compute-seconds of job runs per hour"):
             budget(bad)
 
 

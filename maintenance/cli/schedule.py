@@ -69,7 +69,7 @@ def register(cli: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
     @click.option("--fresh", is_flag=True, help=FRESH_HELP)
     @click.option("--budget", type=BUDGET, metavar="SECONDS_PER_HOUR",
-                  help="Show which due jobs this many seconds of job runs (600, or 10m) would run, in daemon.budget_order (best value for readers first by default), and what waits and why.")
+                  help="Show which due jobs this many compute-seconds of job runs an hour (600, or 10m) would run, in daemon.budget_order (best value for readers first by default), and what waits and why.")
     @pass_app
     def plan(app: AppContext, tables: tuple[str, ...], show_all: bool, as_json: bool, fresh: bool, budget: float | None) -> int:
         """What is due, per policy, and why, worst tables first; changes nothing."""

@@ -115,7 +115,7 @@ class Daemon:
         self.membership = Membership(self.holder, Membership.ttl_for(config.leases.ttl_seconds))
         self.evaluate_again = False  # the fleet's members moved during an evaluation: another one follows at once
         self.wake_evaluation: Callable[[], None] = lambda: None  # start an evaluation now (the scheduler's, once running)
-        self.spending = Spending()  # the last hour's job seconds, for `daemon.budget`
+        self.spending = Spending()  # the last hour's compute-seconds of job runs, for `daemon.budget`
 
     # -- lifecycle ---------------------------------------------------------------------
     def run(self) -> int:
@@ -476,11 +476,13 @@ class Daemon:
                 started_job = time.monotonic()
                 key = f"{table} {decision.job}"
                 self.spending.start(key, decision.prediction.cost_s if decision.prediction is not None else decision.estimated_s)
+                result = None
                 try:
                     with self.metrics.jobs_running.labels(decision.job).track_inprogress():
                         result = run_decision(self.config, state, decision, holder=self.holder, policies=policies)
-                finally:
-                    self.spending.settle(key, time.monotonic() - started_job)
+                finally:  # what the run cost in compute, or its wall seconds where that is unknown
+                    compute_s = result.compute_s if result is not None else None
+                    self.spending.settle(key, compute_s if compute_s is not None else time.monotonic() - started_job)
                 self.metrics.observe_result(result)
                 if not self._spark_known():
                     break

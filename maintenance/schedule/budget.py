@@ -1,6 +1,7 @@
 """A budget: which due jobs to run when not all of them can (issue 59).
 
-A budget is seconds of job runs per hour for the whole fleet (`daemon.budget`; `icemaint
+A budget is compute-seconds of job runs per hour for the whole fleet (CPU seconds of their
+Spark tasks and their own threads, `run/compute.py`) (`daemon.budget`; `icemaint
 plan --budget` shows what it would choose without running anything: a shadow mode). Several
 daemons share a fleet (`schedule/membership.py`), each its share of the tables, so each
 spends the budget's part its tables are of the fleet's (`fleet_part`). Each evaluation, the
@@ -93,8 +94,8 @@ def fleet_part(shares: Mapping[str, Share], held: Mapping[str, int]) -> float:
 
 
 class Spending:
-    """Seconds of job runs in the last hour (`WINDOW_S`): those that ended, measured, and
-    those running, as predicted (a daemon's workers add and settle them)."""
+    """Compute-seconds of job runs in the last hour (`WINDOW_S`): those that ended, measured,
+    and those running, as predicted (a daemon's workers add and settle them)."""
 
     def __init__(self, clock=time.monotonic) -> None:  # type: ignore[no-untyped-def]
         self._clock = clock

@@ -12,21 +12,24 @@ says it was assumed. Upkeep jobs (`JobSpec.relieves` None: EXPIRE, ORPHANS, STAT
 MANIFESTS) relieve readers of nothing the model counts: their benefit is 0, and a budget
 gives them a share of their own (`schedule/budget.py`).
 
-**Cost**: seconds of the job's run (a running job holds its Spark), the job's own estimate
-from the table's health (`JobSpec.estimate`) times this deployment's calibration for that
-job: the median, over its last `CALIBRATION_RUNS` committed runs that recorded a prediction,
-of the run's measured duration over the estimate it recorded. Without such runs the factor
-is 1. Runs that found Spark running are preferred: a run that started it (a daemon's first,
-every cron `run`'s first) pays, beyond the start it records and `job_seconds` leaves out,
-the JVM's warm-up (class loading, Janino, the JIT: ~20 s on the benchmark's machine), which
-no later run of the process pays; only where no run found Spark running (a deployment of
-cron runs alone) are the runs that started it the calibration. The memory is short (5 runs)
-because what a job costs drifts: a JVM's JIT speeds it up for tens of runs, and a table
-maintained often has less backlog for each run. Replayed on the budget fleet's 76 runs
-(`benchmarks/budget_fleet.py`, run 2 of session 72), the median of 20 runs of every kind
-predicted within 25% 29% of them, of 5 runs found running 43%; the rest is the load of 2
-cores shared by six JVMs, which no model of the job's data can predict. Each run records what was predicted for it (`counters.predicted`), which is what the
-next calibration and the status page compare the measured run with.
+**Cost**: compute-seconds of the job's run (`run/compute.py`: CPU seconds of its Spark tasks
+and its own threads), the job's own estimate from the table's health (`JobSpec.estimate`)
+times this deployment's calibration for that job: the median, over its last
+`CALIBRATION_RUNS` committed runs that recorded a prediction, of the run's measured cost
+(`run_cost_s`) over the estimate it recorded. Without such runs the factor is 1. Runs that
+found Spark running are preferred: a run that started it (a daemon's first, every cron
+`run`'s first) pays the JVM's warm-up (class loading, Janino, the JIT), which no later run of
+the process pays; only where no run found Spark running (a deployment of cron runs alone)
+are the runs that started it the calibration. The memory is short (5 runs) because what a
+job costs drifts: a JVM's JIT speeds it up for tens of runs, and a table maintained often
+has less backlog for each run.
+
+Measured on the budget fleet (`benchmarks/budget_fleet.py`, 2 cores shared by six JVMs), a
+calibration of wall seconds predicted within 25% 42-67% of runs (session 73): the rest was
+the machine's load, which no model of the job's data can predict; compute-seconds leave
+the load out (docs/benchmarks.md has what they predict). Each run records what was
+predicted for it (`counters.predicted`), which is what the next calibration and the status
+page compare the measured run with.
 """
 
 from __future__ import annotations
@@ -50,12 +53,13 @@ ASSUMED_SCANS_PER_DAY = 1.0
 CALIBRATION_RUNS = 5
 PREDICTED = "predicted"  # the run counters' key of what was predicted for the run
 SPARK_START = "spark_start_s"  # the run counters' key of the seconds the run waited for Spark to start
+COMPUTE = "compute_s"  # the run counters' key of the run's compute-seconds (`run/compute.py`)
 REPORTED, ASSUMED, UPKEEP = "reported", "assumed", "upkeep"  # what a benefit rests on
 
 
 @dataclass(frozen=True)
 class Prediction:
-    cost_s: float  # the run's seconds, calibrated
+    cost_s: float  # the run's compute-seconds, calibrated
     benefit_s_per_day: float  # reader-seconds saved per day
     scans_per_day: float  # readers' scans a day (reported, or assumed)
     basis: str  # REPORTED, ASSUMED or UPKEEP
@@ -68,7 +72,7 @@ class Prediction:
 
     @property
     def value(self) -> float:
-        """Reader-seconds saved per day for each second of the job."""
+        """Reader-seconds saved per day for each compute-second of the job."""
         return self.benefit_s_per_day / max(self.cost_s, 1.0)
 
     def to_json(self) -> dict[str, Any]:
@@ -77,7 +81,7 @@ class Prediction:
 
 
 def calibration(runs: Iterable[RunRecord]) -> dict[str, float]:
-    """Per job, the median of measured over predicted seconds of its newest
+    """Per job, the median of measured over predicted cost of its newest
     `CALIBRATION_RUNS` committed runs that recorded a prediction (`runs`: newest first), of
     those that found Spark running where there are any (module docstring)."""
     warm: dict[str, list[float]] = {}
@@ -87,25 +91,30 @@ def calibration(runs: Iterable[RunRecord]) -> dict[str, float]:
         estimate = predicted.get("estimate_s")
         if run.status != COMMITTED or run.ended_at_ms is None or not isinstance(estimate, (int, float)) or estimate <= 0:
             continue
-        found = (cold if started_spark(run) else warm).setdefault(run.job, [])
+        found = (cold if spark_start_s(run) > 0 else warm).setdefault(run.job, [])
         if len(found) < CALIBRATION_RUNS:
-            found.append(job_seconds(run) / estimate)
+            found.append(run_cost_s(run) / estimate)
     return {job: statistics.median(warm.get(job) or cold[job]) for job in {*warm, *cold}}
 
 
-def started_spark(run: RunRecord) -> bool:
-    """Whether the run waited for Spark to start (a process's first job)."""
+def spark_start_s(run: RunRecord) -> float:
+    """What the run waited for Spark to start (a process's first job); 0 when it found it running."""
     waited = (run.counters or {}).get(SPARK_START)
-    return isinstance(waited, (int, float)) and waited > 0
+    return float(waited) if isinstance(waited, (int, float)) else 0.0
+
+
+def run_cost_s(run: RunRecord) -> float:
+    """What an ended run cost, as a prediction predicts it: its compute-seconds, or, for a run
+    that did not record them (made before they were, or Spark did not say), `job_seconds`."""
+    compute = (run.counters or {}).get(COMPUTE)
+    return float(compute) if isinstance(compute, (int, float)) else job_seconds(run)
 
 
 def job_seconds(run: RunRecord) -> float:
-    """What an ended run cost, as a prediction predicts it: its duration less what it waited
-    for Spark to start (a daemon's first run starts the JVM and the session, tens of seconds
-    no later run pays, and a cost calibrated on it would be several times the next ones')."""
+    """An ended run's wall seconds less what it waited for Spark to start (a daemon's first
+    run starts the JVM and the session, tens of seconds no later run pays)."""
     assert run.ended_at_ms is not None
-    waited = (run.counters or {}).get(SPARK_START)
-    return max(0.0, (run.ended_at_ms - run.started_at_ms) / 1000 - (waited if isinstance(waited, (int, float)) else 0.0))
+    return max(0.0, (run.ended_at_ms - run.started_at_ms) / 1000 - spark_start_s(run))
 
 
 def predict(decision: Decision, health: TableHealth | None, summary: ReadSummary | None, factors: Mapping[str, float]) -> Prediction:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from maintenance.schedule.value import PREDICTED, job_seconds, measured_relief
+from maintenance.schedule.value import PREDICTED, measured_relief, run_cost_s
 from maintenance.state.run_scans import ScansAfter
 from maintenance.state.runs import RunRecord
 from maintenance.state.scan_days import ReadSummary
@@ -28,7 +28,7 @@ def readers_section(summary: ReadSummary | None, runs: list[RunRecord], after: M
         predicted = run.counters.get(PREDICTED)
         if not isinstance(predicted, dict):
             continue
-        measured_s = job_seconds(run) if run.ended_at_ms is not None else None
+        measured_s = run_cost_s(run) if run.ended_at_ms is not None else None
         scans = after.get(run.run_id)
         relief = measured_relief(predicted, scans.mean) if scans is not None else None
         rows.append([
@@ -38,7 +38,7 @@ def readers_section(summary: ReadSummary | None, runs: list[RunRecord], after: M
             esc(number(scans.scans)) if scans is not None else MISSING,
             esc(predicted.get("benefit_basis", MISSING)),
         ])
-    table = data_table(["started", "job", "status", "cost: predicted / measured", "removed from each scan: predicted / measured", "scans of its snapshot",
+    table = data_table(["started", "job", "status", "compute: predicted / measured", "removed from each scan: predicted / measured", "scans of its snapshot",
                         "benefit from"], rows, cls="predictions", empty="no run recorded a prediction yet")
     return reads + table
 

@@ -20,6 +20,7 @@ from maintenance.schedule.value import (
     ASSUMED,
     ASSUMED_SCANS_PER_DAY,
     CALIBRATION_RUNS,
+    COMPUTE,
     PREDICTED,
     REPORTED,
     SPARK_START,
@@ -39,10 +40,12 @@ from tests.support.cli import run_cli
 from tests.support.metadata import data, eq, snapshot
 
 
-def run(job: str, seconds: float, estimate_s: float | None, status: str = COMMITTED, spark_start_s: float = 0.0) -> RunRecord:
-    counters = {PREDICTED: {"estimate_s": estimate_s}} if estimate_s is not None else {}
+def run(job: str, seconds: float, estimate_s: float | None, status: str = COMMITTED, spark_start_s: float = 0.0, compute_s: float | None = None) -> RunRecord:
+    counters: dict = {PREDICTED: {"estimate_s": estimate_s}} if estimate_s is not None else {}  # type: ignore[type-arg]
     if spark_start_s:
         counters[SPARK_START] = spark_start_s
+    if compute_s is not None:
+        counters[COMPUTE] = compute_s
     return RunRecord(str(uuid.uuid4()), "c.ns.t", job, status, "h", 1, 0, int(seconds * 1000), None, counters, None)
 
 
@@ -60,6 +63,14 @@ def test_calibration_prefers_runs_that_found_spark_running() -> None:
     cron = [run("compact", 30, 10, spark_start_s=10.0), run("compact", 50, 10, spark_start_s=20.0), run("compact", 33, 10, spark_start_s=10.0)]
 
     assert calibration(daemon + cron) == {"merge": 0.55, "compact": 2.3}
+
+
+def test_calibration_learns_compute_seconds_where_runs_recorded_them() -> None:
+    """A run's compute-seconds are its cost (`run/compute.py`): 2 of a run's 9 wall seconds
+    here; a run recorded before runs recorded them counts its wall seconds."""
+    runs = [run("merge", 9, 10, compute_s=2.0), run("merge", 12, 10, compute_s=4.0), run("merge", 30, 10, compute_s=3.0), run("compact", 8, 4)]
+
+    assert calibration(runs) == {"merge": 0.3, "compact": 2.0}
 
 
 def test_calibration_remembers_the_newest_runs() -> None:
@@ -121,9 +132,10 @@ def test_a_budget_runs_the_table_readers_read_and_a_run_records_its_prediction(s
     assert recorded.counters[PREDICTED]["estimate_s"] == pytest.approx(one_merge[(str(read), "merge")]["cost_s"], abs=0.05)  # shown to 0.1 s
     assert recorded.counters[PREDICTED]["benefit_basis"] == REPORTED
     assert recorded.counters[SPARK_START] > 1  # the command's process started Spark, and the run waited for it
-    measured_s = (recorded.ended_at_ms - recorded.started_at_ms) / 1000 - recorded.counters[SPARK_START]
+    wall_s = (recorded.ended_at_ms - recorded.started_at_ms) / 1000 - recorded.counters[SPARK_START]
+    assert 0 < recorded.counters[COMPUTE] and recorded.counters[COMPUTE] != pytest.approx(wall_s, rel=0.01)  # CPU seconds, not the run's clock
     calibrated = plan("1h")[(str(unread), "merge")]
-    assert calibrated["calibration"] == pytest.approx(measured_s / recorded.counters[PREDICTED]["estimate_s"], rel=0.01)
+    assert calibrated["calibration"] == pytest.approx(recorded.counters[COMPUTE] / recorded.counters[PREDICTED]["estimate_s"], rel=0.01)
 
 
 def test_what_a_run_removed_is_measured_as_its_prediction_was_made() -> None:
