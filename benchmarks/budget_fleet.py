@@ -25,18 +25,19 @@ rows to 2 partitions). For `--minutes`:
   would be spent without reports). `none` is maintained by nobody: its reports go to a door
   of this process (`readers/endpoint.py` on a state database of its own), the baseline.
 
-The budget is `--budget-part` of the work due when the daemons start (the sum of the
-predicted cost of every due job, `icemaint plan --json` on `value`) as seconds per hour:
-the run lasts less than the budget's hour, so it can spend that much in all; what became
-due while it ran is stated too.
+The budget is `--budget-part` of the work due when the daemons start, in compute-seconds
+per hour (what a budget counts, `run/compute.py`): every due job's estimate (`icemaint plan
+--json` on `value`) times what one run of that job cost in compute per estimated second, on
+a scratch table made as the fleet's are (`compute_factors`). The run lasts less than the
+budget's hour, so it can spend that much in all; what became due while it ran is stated too.
 
 Measured, from the reports each fleet's readers sent (the state databases' sums): what the
 scans cost readers by Spark's own measure of a read (bytes read, and `openCostInBytes` per
 file opened, data and delete files alike; in seconds at the reader model's rate), the
-saving against `none`, and per second of job runs (the runs' own durations). Also the
+saving against `none`, and per compute-second of job runs (and their wall seconds). Also the
 readers' own clocks (the sum of their scans' milliseconds), which the machine's load
 shakes. The predictions' accuracy, from the runs of both daemons: predicted cost against
-the run's duration, and predicted relief of a scan against the scans reported in the ten
+the run's compute-seconds, and predicted relief of a scan against the scans reported in the ten
 the scans of the snapshot the run committed (`state/run_scans.py`, `schedule/value.measured_relief`).
 """
 
@@ -185,16 +186,53 @@ def make_fleets(root: Path, config: Any, spark: Any, hot_writes_every: int) -> W
     return writer
 
 
+def compute_factors(config: Any, spark: Any) -> dict[str, float]:
+    """Per job (MERGE, COMPACT), the compute-seconds of one run over the job's estimate: run in
+    this process's JVM (warm from making the fleets, as a daemon's is after its first runs) on
+    a scratch table made as the fleet's are, in namespace `calib` of `none`, which no policy
+    selects and no reader reads. The budget is a part of the due work in these terms: a
+    daemon's estimates are rough seconds, its calibration learns what they cost in compute
+    only from its own runs."""
+    from maintenance.catalogs import get_catalog, load_table, parse_table_ref
+    from maintenance.jobs import registry
+    from maintenance.run.runner import run_job
+    from maintenance.spark.jvm import load_java_table
+    from maintenance.table.health import table_health
+    from maintenance.workload.cdc import CdcOptions, prepare_cdc_table
+    from maintenance.workload.fleet import FleetOptions, make_fleet
+    from maintenance.workload.shape import TableShape
+    from maintenance.workload.writer import BatchWriter
+
+    make_fleet(get_catalog(config, "none"), "none", FleetOptions(tables=1, namespace="calib", prefix="s", commits=12, rows=200, partitions=2))
+    cdc = parse_table_ref("none.calib.c00", config)
+    _, shape, model, _ = prepare_cdc_table(spark, config, cdc, CdcOptions(shape=TableShape("identity", 4, "single"), seed=100))
+    table = load_table(config, cdc)
+    writer = BatchWriter(spark, load_java_table(spark, cdc), table.io, table.schema(), shape)
+    for n in range(INITIAL_COMMITS):
+        writer.commit(model.plan_batch(BATCH_EVENTS, 0.3, 0.05), label=f"calib-{n}", summary={})
+    factors = {}
+    for job, name in (("merge", "none.calib.c00"), ("compact", "none.calib.s00000")):
+        ref = parse_table_ref(name, config)
+        estimate = registry.job(job).estimate(table_health(name, load_table(config, ref), small_file_bytes=config.health.small_file_bytes))
+        result = run_job(config, ref, job)
+        if result.compute_s is None or estimate <= 0:
+            raise SystemExit(f"calibration run of {job} on {name}: {result.status}, compute_s {result.compute_s}, estimate {estimate}")
+        factors[job] = result.compute_s / estimate
+    return factors
+
+
 def icemaint(config_path: Path, *args: str, timeout: float = 600) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "ICEMAINT_CONFIG": str(config_path)}
     return subprocess.run([sys.executable, "-m", "maintenance", *args], capture_output=True, text=True, env=env, timeout=timeout)
 
 
-def due_work(config_path: Path) -> tuple[float, int]:
-    """The predicted seconds of every job due now, and how many jobs."""
+def due_work(config_path: Path, factors: dict[str, float]) -> tuple[float, int]:
+    """The compute-seconds of every job due now (each job's estimate times its factor, from
+    `compute_factors`; the mean factor for a job not measured there), and how many jobs."""
     done = icemaint(config_path, "plan", "--json", "--fresh")
     decisions = [d for d in json.loads(done.stdout)["decisions"] if d.get("due")]
-    return sum(d.get("cost_s", 0.0) for d in decisions), len(decisions)
+    other = statistics.mean(factors.values())
+    return sum(d.get("estimated_s", 0.0) * factors.get(d["job"], other) for d in decisions), len(decisions)
 
 
 def reader(root: Path, twin: str, url: str, scans: list[dict[str, Any]]) -> subprocess.Popen[str]:
@@ -317,9 +355,10 @@ def main() -> None:
     for twin in TWINS:
         paths[twin] = root / twin / "icemaint.yaml"
         paths[twin].write_text(json.dumps(twin_config(root, twin, policies, {**daemon, "metrics_port": ports.get(twin, 0)})))
-    due_s, due_jobs = due_work(paths["value"])
+    factors = compute_factors(config, spark)
+    due_s, due_jobs = due_work(paths["value"], factors)
     budget_s = round(args.budget_part * due_s, 1)
-    print(f"due at the start: {due_jobs} jobs, {due_s:.0f} s predicted; budget {budget_s} s an hour", flush=True)
+    print(f"compute-seconds per estimated second: {factors}; due at the start: {due_jobs} jobs, {due_s:.0f} compute-s; budget {budget_s} s an hour", flush=True)
     for twin in MAINTAINED:
         paths[twin].write_text(json.dumps(twin_config(root, twin, policies, {**daemon, "metrics_port": ports[twin], "budget": budget_s,
                                                                              "budget_order": twin})))
@@ -371,7 +410,8 @@ def main() -> None:
         f["due_at_end_s"], f["due_at_end_jobs"] = round(left[twin][0]), left[twin][1]
     value, triggers = figures["value"].get("saved_per_compute_s"), figures["triggers"].get("saved_per_compute_s")
     result = {"started_utc": started_utc, "commit": commit(), "minutes": args.minutes, "budget_part": args.budget_part, "hot_writes_every": args.hot_writes_every, "write_every_s": WRITE_EVERY_S, "ran_s": round(ran_s), "fleets_made_s": round(made_s), "tables": CDC_TABLES + STATIC_TABLES, "cdc_tables": CDC_TABLES,
-              "hot_tables": HOT, "scans_scheduled": len(scans), "due_at_start_s": round(due_s), "due_at_start_jobs": due_jobs, "budget_s": budget_s,
+              "hot_tables": HOT, "scans_scheduled": len(scans), "due_at_start_s": round(due_s, 1), "due_at_start_jobs": due_jobs, "budget_s": budget_s,
+              "compute_per_estimated_s": {job: round(f, 4) for job, f in factors.items()},
               "writer_commits": writer.commits, "writer_failures": writer.failures[:5], "writer_failure_count": len(writer.failures),
               "readers": readers_ms, "fleets": figures,
               "value_over_triggers": round(value / triggers, 2) if value and triggers and triggers > 0 else None, "root": str(root)}

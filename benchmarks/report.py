@@ -750,6 +750,13 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
         ratios.append(f"{label}, **{ratio if ratio is not None else '-'}x** {per} (the planner's order saved {fleets['triggers']['saved_s']:.0f} of the "
                       f"{fleets['none']['scan_cost_s']:.0f} s the unmaintained twin's readers paid, {fleets['triggers']['hot_runs']} of its runs on hot "
                       f"tables; the readers' order {fleets['value']['saved_s']:.0f} s, {fleets['value']['hot_runs']} runs on hot tables)")
+    budgets = "; ".join(
+        (f"{label}: {result['budget_s']:.1f} compute-seconds an hour, of the {result['due_at_start_s']:,} that the {result['due_at_start_jobs']} "
+         "due jobs' estimates come to at what one run of each job cost per estimated second on a scratch table (MERGE "
+         f"{result['compute_per_estimated_s']['merge']:.3f}, COMPACT {result['compute_per_estimated_s']['compact']:.3f})")
+        if "compute_per_estimated_s" in result else
+        f"{label}: {result['budget_s']:.0f} s of job runs an hour, of the {result['due_at_start_s']:,} s predicted for the {result['due_at_start_jobs']} due jobs "
+        "(measured before the budget counted compute-seconds)" for _, label, result in runs)
     commands = "; ".join(f"`benchmarks/budget_fleet.py {' '.join(plan[name])}`" for name, _, _ in runs if name in plan)
     return [*section(
         "A budget spent where readers gain",
@@ -759,8 +766,7 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
         f"scan every 3 s, 90% of them of {len(hot)} hot tables drawn at random ({sum(1 for t in hot if t.startswith('c'))} CDC, "
         f"{sum(1 for t in hot if t.startswith('s'))} appended: {', '.join(hot)}), each scan the whole table. Two `icemaint daemon`s "
         f"maintain `value` and `triggers` with one policy (MERGE at 4 equality delete files, COMPACT at 8 small files, EXPIRE) and one budget: "
-        f"{r['budget_s']:.0f} s an hour, {r['budget_part']:.0%} of the {r['due_at_start_s']:,} s predicted for the {r['due_at_start_jobs']} jobs due "
-        f"when they started; `daemon.budget_order` `value` (the best reader-seconds per second of job, from the reports) and `triggers` (the "
+        f"{r['budget_part']:.0%} of the work due when they started ({budgets}); `daemon.budget_order` `value` (the best reader-seconds per second of job, from the reports) and `triggers` (the "
         f"planner's order). Nobody maintains `none`. Two runs of {r['minutes']:.0f} minutes, one per way of writing the CDC tables: alike (a batch "
         "to each every minute), and cold tables written harder than the hot ones (a hot CDC table's batch only every few minutes, as raw "
         f"ingestion tables are written hardest and read least) ({commands}). Readers' cost: the sum over "
