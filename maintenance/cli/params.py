@@ -38,7 +38,7 @@ POSITIVE_DURATION = Duration(positive=True)
 
 
 class Budget(click.ParamType):
-    """Seconds of job runs per hour: `600` or `10m` (`durations.parse_budget`)."""
+    """Compute-seconds of job runs per hour: `600` or `10m` (`durations.parse_budget`)."""
 
     name = "budget"
 

@@ -11,7 +11,7 @@ from maintenance.cli.actions import evaluate_tables, run_decisions
 from maintenance.cli.app import AppContext, pass_app
 from maintenance.cli.output import emit_json, emit_json_line, emit_rows
 from maintenance.cli.params import BUDGET, DURATION, POSITIVE_DURATION, DaemonSetting
-from maintenance.errors import EXIT_FAILED, EXIT_OK
+from maintenance.errors import EXIT_FAILED, EXIT_OK, UsageError
 from maintenance.jobs.registry import JOB_NAMES
 
 if TYPE_CHECKING:
@@ -62,6 +62,21 @@ def _show_budget(evaluation: Evaluation, budget_s: float, order: str, as_json: b
     return evaluation.exit_code
 
 
+def _within_budget(due: list, budget_s: float, order: str, state) -> list:  # type: ignore[no-untyped-def, type-arg]
+    """`run --budget`: the due jobs that fit in what the last hour's recorded runs left of the
+    budget (`schedule/budget.py`); what waits is said in one line."""
+    from maintenance.schedule.budget import choose, recorded_spending
+    from maintenance.units import format_seconds
+
+    spent = recorded_spending(state)
+    choices = choose(due, max(0.0, budget_s - spent), order)
+    waiting = [c for c in choices if not c.chosen]
+    if waiting:
+        click.echo(f"budget: {len(waiting)} of {len(choices)} due job(s) wait ({format_seconds(spent)} of {format_seconds(budget_s)} spent in the last "
+                   f"hour; first: {waiting[0].decision.table} {waiting[0].decision.job}, {waiting[0].why}); 'icemaint plan --budget' lists them", err=True)
+    return [c.decision for c in choices if c.chosen]
+
+
 def register(cli: click.Group) -> None:
     @cli.command()
     @click.argument("tables", nargs=-1, metavar="[TABLE]...")
@@ -95,17 +110,24 @@ def register(cli: click.Group) -> None:
     @click.option("--dry-run", is_flag=True, help="Plan each job and report; change nothing.")
     @click.option("--json", "as_json", is_flag=True, help="Print JSON Lines: one job result per line, as each job ends.")
     @click.option("--fresh", is_flag=True, help=FRESH_HELP)
+    @click.option("--budget", type=BUDGET, metavar="SECONDS_PER_HOUR",
+                  help="Run only the due jobs that fit in what this many compute-seconds an hour (600, or 10m) have left after the last hour's "
+                       "recorded runs, in daemon.budget_order; the others wait for a later run.")
     @pass_app
-    def run(app: AppContext, tables: tuple[str, ...], jobs: tuple[str, ...], dry_run: bool, as_json: bool, fresh: bool) -> int:
+    def run(app: AppContext, tables: tuple[str, ...], jobs: tuple[str, ...], dry_run: bool, as_json: bool, fresh: bool, budget: float | None) -> int:
         """One maintenance cycle under leases, then exit (for cron)."""
         from maintenance.schedule.cycle import named_jobs
         from maintenance.schedule.value import predict_due
 
+        if budget is not None and jobs:
+            raise UsageError("--budget chooses among the due jobs; --job names the jobs to run: give one of them")
         evaluation, policies, state, _ = evaluate_tables(app, tables, fresh=fresh)
         chosen = evaluation.due
         if jobs:
             chosen = named_jobs(evaluation, list(jobs), include_disabled=bool(tables))
             predict_due(chosen, evaluation.health, state)  # a named run records its prediction as a due one does
+        if budget is not None:
+            chosen = _within_budget(chosen, budget, app.config.daemon.budget_order, state)
         results = run_decisions(app, state, chosen, policies, dry_run=dry_run, recheck=not jobs, as_json=as_json)
         evaluated = len({d.table for d in evaluation.decisions})
         if not chosen and not as_json and _evaluated_any(evaluation):
@@ -128,7 +150,7 @@ def register(cli: click.Group) -> None:
     @click.option("--metrics-tables", cls=DaemonSetting, key="metrics_tables", type=click.IntRange(min=0), metavar="N",
                   help="Per-table metric series for at most this many tables; 0: none.")
     @click.option("--budget", cls=DaemonSetting, key="budget", type=BUDGET, metavar="SECONDS_PER_HOUR",
-                  help="Seconds of job runs per hour (600, or 10m); beyond it due jobs wait, the best value for readers first.")
+                  help="Compute-seconds of job runs per hour (600, or 10m); beyond it due jobs wait, the best value for readers first.")
     @pass_app
     def daemon(app: AppContext, **settings: object) -> int:
         """The scheduler: evaluates every table on an interval and runs what is due, until SIGTERM/SIGINT.

@@ -22,6 +22,10 @@ unused: the order a budget would follow without them, which the benchmark compar
 
 What is left out stays due and is chosen again at the next evaluation, with the budget the
 hour has left then.
+
+A daemon knows what its own runs spent (`Spending`, in memory). `icemaint run --budget`
+(cron) is a new process each time: what the last hour's runs spent is read from the state
+database's records instead (`recorded_spending`: every process's runs that share it).
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ from dataclasses import dataclass
 from maintenance.config import BUDGET_ORDERS
 from maintenance.schedule.decisions import Decision
 from maintenance.schedule.membership import ALONE, Share
-from maintenance.schedule.value import UPKEEP, Prediction
+from maintenance.schedule.value import UPKEEP, Prediction, run_cost_s
+from maintenance.state.store import StateStore
 from maintenance.units import format_seconds
 
 UPKEEP_SHARE = 0.2
@@ -118,3 +123,12 @@ class Spending:
             while self._ended and self._ended[0][0] < since:
                 self._ended.popleft()
             return sum(s for _, s in self._ended) + sum(self._running.values())
+
+
+def recorded_spending(state: StateStore) -> float:
+    """Compute-seconds of the runs the state database recorded as ended in the last hour
+    (`WINDOW_S`), whoever ran them (`run_cost_s`: their compute-seconds, or wall seconds for a
+    run that did not record them). A run still running is not counted: it spends on the
+    budget of the hour it ends in."""
+    since_ms = state.runs.database_now_ms() - int(WINDOW_S * 1000)
+    return sum(run_cost_s(run) for run in state.runs.ended_since(since_ms))

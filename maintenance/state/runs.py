@@ -128,6 +128,12 @@ class RunStore:
         with unavailable_as_error(), self.engine.connect() as conn:
             return {r[0] for r in conn.execute(query).all()}
 
+    def ended_since(self, since_ms: int) -> list[RunRecord]:
+        """The runs that ended at `since_ms` or later (database clock), newest first."""
+        query = select(runs).where(runs.c.ended_at_ms >= since_ms).order_by(runs.c.ended_at_ms.desc(), runs.c.run_id)
+        with unavailable_as_error(), self.engine.connect() as conn:
+            return [_record(r) for r in conn.execute(query).all()]
+
     def last_successes(self) -> dict[tuple[str, str], int]:
         """(table, job) -> when its newest `committed` or `noop` run ended (ms, database clock)."""
         query = (select(runs.c.table_name, runs.c.job, func.max(runs.c.ended_at_ms)).where(runs.c.status.in_((COMMITTED, NOOP)))

@@ -5,13 +5,11 @@ catalog takes `metrics-reporter-impl` reports through it. This runs `flink_reade
 under Flink's own Python environment (`make flink`) as a child process: Flink's `iceberg`
 catalog on the same Iceberg catalog icemaint maintains, told to report
 (`readers/reporter_jar.reporter_properties`), the reporter's jar in `pipeline.jars` beside
-Iceberg's Flink runtime, and a batch `SELECT count(*)` per table. Its settings go in a
-file (the catalog's properties may hold secrets), removed when it ends.
+Iceberg's Flink runtime, and a batch `SELECT count(*)` per table.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from pathlib import Path
 from typing import Any
@@ -32,9 +30,7 @@ def read_with_flink(config: Config, tables: list[TableRef], url: str, token_file
     and where its log is (`log`)."""
     if not tables or len({ref.catalog for ref in tables}) != 1:
         raise UsageError("the Flink reader scans tables of one catalog")
-    runtime = check_flink(config, tables[0], "reader")
-    for ref in tables[1:]:
-        check_flink(config, ref, "reader")
+    runtime = check_flink(config, tables, "reader")
     name = tables[0].catalog
     folder = config.home / "flink" / f"reader-{uuid.uuid4().hex[:8]}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -51,13 +47,7 @@ def read_with_flink(config: Config, tables: list[TableRef], url: str, token_file
         },
         "outcome_file": str(folder / "outcome.json"),
     }
-    settings_file = folder / "settings.json"
-    settings_file.touch(mode=0o600)
-    settings_file.write_text(json.dumps(settings), encoding="utf-8")
-    try:
-        outcome = run_flink_program(FLINK_READER_JOB, runtime, settings_file, folder, JOB_START_ALLOWANCE_S + SCAN_ALLOWANCE_S * len(tables))
-    finally:
-        settings_file.unlink(missing_ok=True)
+    outcome = run_flink_program(FLINK_READER_JOB, runtime, settings, folder, JOB_START_ALLOWANCE_S + SCAN_ALLOWANCE_S * len(tables))
     if outcome is None:
         raise FlinkJobError(f"the Flink reader's process was killed (log: {folder / 'job.log'})")
     return {**outcome, "log": str(folder / "job.log")}

@@ -36,8 +36,7 @@ def run(settings: dict[str, Any]) -> dict[str, Any]:
     for key, value in settings["flink_configuration"].items():
         conf.set_string(key, value)
     t_env = TableEnvironment.create(EnvironmentSettings.new_instance().in_batch_mode().with_configuration(conf).build())
-    for key, value in settings["flink_configuration"].items():
-        t_env.get_config().set(key, value)  # `pipeline.jars` here also reaches the client's class loader: CREATE CATALOG needs Iceberg's
+    t_env.get_config().set("pipeline.jars", settings["flink_configuration"]["pipeline.jars"])  # here it also reaches the client's class loader: CREATE CATALOG needs Iceberg's
     catalog = settings["catalog_name"]
     t_env.execute_sql(catalog_ddl(catalog, settings["catalog_properties"]))
     done = []

@@ -13,8 +13,10 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from maintenance.catalogs import TableRef
 from maintenance.config import CatalogConfig, Config
@@ -65,15 +67,16 @@ def hadoop_classpath() -> list[str]:
     return [*found, SYSTEM_SQLITE_JDBC]
 
 
-def check_flink(config: Config, ref: TableRef, what: str) -> FlinkRuntime:
-    """Flink can reach `ref` (`what`: "writer" or "reader", for the message): checked before
-    Spark starts, so a missing install costs no JVM. Iceberg's S3FileIO (the AWS bundle)
-    goes with the Flink runtime, for tables on an object store."""
-    catalog = config.catalog(ref.catalog)
-    if catalog.type not in _CATALOG_IMPLS:
-        raise UsageError(f"the Flink {what} runs on SQL and REST catalogs, not on '{ref.catalog}' ({catalog.type})")
-    if len(ref.namespace) != 1:
-        raise UsageError(f"the Flink {what} takes a table in a one-level namespace, not '{ref}'")
+def check_flink(config: Config, refs: Sequence[TableRef], what: str) -> FlinkRuntime:
+    """Flink can reach every table of `refs` (`what`: "writer" or "reader", for the message):
+    checked before Spark starts, so a missing install costs no JVM. Iceberg's S3FileIO (the
+    AWS bundle) goes with the Flink runtime, for tables on an object store."""
+    for ref in refs:
+        catalog = config.catalog(ref.catalog)
+        if catalog.type not in _CATALOG_IMPLS:
+            raise UsageError(f"the Flink {what} runs on SQL and REST catalogs, not on '{ref.catalog}' ({catalog.type})")
+        if len(ref.namespace) != 1:
+            raise UsageError(f"the Flink {what} takes a table in a one-level namespace, not '{ref}'")
     return FlinkRuntime(flink_python(), hadoop_classpath(), [*jars_for(FLINK), jar(AWS_BUNDLE)])
 
 
@@ -82,10 +85,22 @@ def flink_catalog_properties(catalog: CatalogConfig) -> dict[str, str]:
     return {"catalog-impl": _CATALOG_IMPLS[catalog.type], **java_catalog_properties(catalog)}
 
 
-def run_flink_program(program: Path, runtime: FlinkRuntime, settings_file: Path, folder: Path, timeout_s: float) -> dict[str, object] | None:
+def run_flink_program(program: Path, runtime: FlinkRuntime, settings: Mapping[str, Any], folder: Path, timeout_s: float) -> dict[str, object] | None:
     """`program` as a child process in its own process group, killed whole at the deadline:
     its outcome (the settings' `outcome_file`, `folder/outcome.json`), or None when
-    something else killed it (a signal ended it). Its log is `folder/job.log`."""
+    something else killed it (a signal ended it). Its log is `folder/job.log`. `settings`
+    reach it in `folder/settings.json`, readable by this user alone and removed when it ends
+    (never on a command line: they hold the catalog's properties, secrets too)."""
+    settings_file = folder / "settings.json"
+    settings_file.touch(mode=0o600)
+    try:
+        settings_file.write_text(json.dumps(settings), encoding="utf-8")
+        return _run_program(program, runtime, settings_file, folder, timeout_s)
+    finally:
+        settings_file.unlink(missing_ok=True)
+
+
+def _run_program(program: Path, runtime: FlinkRuntime, settings_file: Path, folder: Path, timeout_s: float) -> dict[str, object] | None:
     env = {**os.environ, "HADOOP_CLASSPATH": os.pathsep.join(runtime.classpath), "FLINK_LOG_DIR": str(folder)}
     (folder / "outcome.json").unlink(missing_ok=True)
     with (folder / "job.log").open("ab") as job_log:

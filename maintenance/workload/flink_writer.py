@@ -79,7 +79,7 @@ class FlinkOptions:
 
 def check_flink_writer(config: Config, ref: TableRef) -> FlinkRuntime:
     """The Flink writer can write `ref` (`flink_runtime.check_flink`)."""
-    return check_flink(config, ref, "writer")
+    return check_flink(config, [ref], "writer")
 
 
 def equality_columns(table: Table, shape: TableShape) -> list[str]:
@@ -143,27 +143,21 @@ def run_flink_workload(spark: SparkSession, config: Config, ref: TableRef, optio
         # The rows are already a changelog with the sink's key: no materializing operator.
         "table_configuration": {"table.exec.sink.upsert-materialize": "NONE"},
     }
-    settings_file = folder / "settings.json"
-    settings_file.touch(mode=0o600)
     progress("running the Flink job")
-    try:
-        restarts = 0
-        while True:
-            settings_file.write_text(json.dumps(settings), encoding="utf-8")
-            outcome = run_flink_program(FLINK_JOB, runtime, settings_file, folder, timeout_s)
-            if outcome is not None:
-                break
-            if restarts == flink.restarts:
-                raise FlinkJobError(f"the Flink job's process was killed{f' {restarts} times' if restarts else ''} (--restarts {flink.restarts}; log: {folder / 'job.log'})")
-            restarts += 1
-            checkpoint = latest_checkpoint(folder / "checkpoints")
-            flink_configuration.pop("execution.state-recovery.path", None)
-            if checkpoint is not None:  # else no checkpoint completed, none committed: from the first event again
-                flink_configuration["execution.state-recovery.path"] = checkpoint.as_uri()
-            log.warning("flink job killed: restarting", restart=restarts, checkpoint=str(checkpoint) if checkpoint else None)
-            progress(f"restarting the Flink job ({restarts})")
-    finally:
-        settings_file.unlink(missing_ok=True)
+    restarts = 0
+    while True:
+        outcome = run_flink_program(FLINK_JOB, runtime, settings, folder, timeout_s)
+        if outcome is not None:
+            break
+        if restarts == flink.restarts:
+            raise FlinkJobError(f"the Flink job's process was killed{f' {restarts} times' if restarts else ''} (--restarts {flink.restarts}; log: {folder / 'job.log'})")
+        restarts += 1
+        checkpoint = latest_checkpoint(folder / "checkpoints")
+        flink_configuration.pop("execution.state-recovery.path", None)
+        if checkpoint is not None:  # else no checkpoint completed, none committed: from the first event again
+            flink_configuration["execution.state-recovery.path"] = checkpoint.as_uri()
+        log.warning("flink job killed: restarting", restart=restarts, checkpoint=str(checkpoint) if checkpoint else None)
+        progress(f"restarting the Flink job ({restarts})")
     events_file.unlink()  # as large as the workload; the job's log stays
     job_ids = set((folder / "job_ids").read_text().split())
     result = _summary(load_table(config, ref), ref, shape, created, job_ids, changes)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from datetime import datetime, timedelta, timezone
@@ -53,6 +54,35 @@ def test_a_named_job_records_its_prediction(capsys, spark, config: Config, cdc_t
     [run] = open_state(config).runs.list(table=str(ref), job="convert")
     assert run.counters[PREDICTED]["estimate_s"] > 0 and run.counters[PREDICTED]["benefit_basis"] == ASSUMED
     assert run.counters[PREDICTED]["relieved_per_scan"] > 0  # CONVERT removes the equality keys a scan holds (bytes; seconds round to 0 here)
+
+
+def test_run_within_a_budget_runs_what_the_last_hours_recorded_runs_left(capsys, spark, config: Config, cdc_table: CdcFactory, tmp_path: Path) -> None:
+    """`run --budget` (cron: a new process each time) reads what the last hour spent from the
+    state database: after another process's run recorded 100 compute-seconds, a budget of 100
+    runs nothing and says why in one line; a budget of an hour runs what is due. `--budget`
+    with `--job` is a usage error."""
+    from maintenance.run.outcome import COMMITTED
+    from maintenance.schedule.value import COMPUTE
+
+    ref = cdc_table(rows=800, commits=3, update_ratio=0.3)[0]
+    cfg = tmp_path / "icemaint.yaml"
+    cfg.write_text(f"home: {config.home}\nstate:\n  url: sqlite:///{tmp_path / 'state.db'}\n")  # the last hour is this test's alone
+    code, out, _ = in_process(capsys, "--config", str(cfg), "plan", str(ref), "--json")
+    due = [d["job"] for d in json.loads(out)["decisions"] if d["due"]]
+    assert code == 0 and "merge" in due
+    state = open_state(dataclasses.replace(config, state_url=f"sqlite:///{tmp_path / 'state.db'}"))
+    state.runs.start("another-process", "local.other.t", "merge", holder_id="run-elsewhere", lease_epoch=1)
+    state.runs.finish("another-process", COMMITTED, counters={COMPUTE: 100.0}, lease_epoch=1)
+
+    code, out, err = in_process(capsys, "--config", str(cfg), "run", str(ref), "--json", "--budget", "100")
+    assert code == 0 and json_lines(out) == []
+    assert re.fullmatch(rf"budget: {len(due)} of {len(due)} due job\(s\) wait \(1m40s of 1m40s spent in the last hour; first: .*\n", err), err
+
+    code, out, err = in_process(capsys, "--config", str(cfg), "run", str(ref), "--json", "--budget", "1h")
+    assert code == 0, err
+    assert sorted(r["job"] for r in json_lines(out)) == sorted(due) and "budget:" not in err
+    code, _, err = in_process(capsys, "--config", str(cfg), "run", str(ref), "--job", "merge", "--budget", "1h")
+    assert code == 2 and "--budget chooses among the due jobs" in err
 
 
 def test_run_exits_1_when_a_job_fails(capsys, spark, config: Config, cdc_table: CdcFactory) -> None:

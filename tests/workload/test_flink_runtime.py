@@ -22,13 +22,13 @@ def two_catalogs(tmp_path: Path) -> Config:
 
 def test_flink_takes_sql_and_rest_catalogs_and_one_level_namespaces(two_catalogs: Config) -> None:
     with pytest.raises(UsageError, match="the Flink reader runs on SQL and REST catalogs, not on 'hms' \\(hive\\)"):
-        check_flink(two_catalogs, parse_table_ref("hms.db.t", two_catalogs), "reader")
+        check_flink(two_catalogs, [parse_table_ref("lake.db.t", two_catalogs), parse_table_ref("hms.db.t", two_catalogs)], "reader")
     with pytest.raises(UsageError, match="the Flink writer takes a table in a one-level namespace, not 'lake.a.b.t'"):
-        check_flink(two_catalogs, parse_table_ref("lake.a.b.t", two_catalogs), "writer")
+        check_flink(two_catalogs, [parse_table_ref("lake.a.b.t", two_catalogs)], "writer")
 
 
 def test_a_missing_flink_environment_names_its_make_target(two_catalogs: Config, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(FLINK_PYTHON_ENV, str(tmp_path / "no-such-python"))
 
     with pytest.raises(ConfigError, match="no-such-python is missing\\): install it with 'make flink'"):
-        check_flink(two_catalogs, parse_table_ref("lake.db.t", two_catalogs), "reader")
+        check_flink(two_catalogs, [parse_table_ref("lake.db.t", two_catalogs)], "reader")
