@@ -69,7 +69,7 @@ def _within_budget(due: list, budget_s: float, order: str, state) -> list:  # ty
     from maintenance.units import format_seconds
 
     spent = recorded_spending(state)
-    choices = choose(due, max(0.0, budget_s - spent), order)
+    choices = choose(due, max(0.0, budget_s - spent), order, budget_s)
     waiting = [c for c in choices if not c.chosen]
     if waiting:
         click.echo(f"budget: {len(waiting)} of {len(choices)} due job(s) wait ({format_seconds(spent)} of {format_seconds(budget_s)} spent in the last "

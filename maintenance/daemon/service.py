@@ -428,9 +428,10 @@ class Daemon:
         held: dict[str, int] = {}
         for table in {d.ref for d in evaluation.decisions}:
             held[table.catalog] = held.get(table.catalog, 0) + 1
-        left = max(0.0, self.settings.budget_s * fleet_part(evaluation.shares, held) - self.spending.spent())
+        whole = self.settings.budget_s * fleet_part(evaluation.shares, held)
+        left = max(0.0, whole - self.spending.spent())
         self.metrics.budget_left.set(left)
-        choices = choose(due, left, self.settings.budget_order)
+        choices = choose(due, left, self.settings.budget_order, whole)
         out = [c for c in choices if not c.chosen]
         if out:
             log.info("jobs left out by the budget", left_s=round(left, 1), chosen=len(choices) - len(out), left_out=len(out),

@@ -15,6 +15,12 @@ due jobs are chosen against what is left of the last hour's budget (`Spending`):
    reader anything (a table nobody reads) is left out, as is one that does not fit; each
    says why.
 
+3. A job predicted to cost more than the whole budget would never fit: when the window
+   spent nothing (`left_s` is the whole budget) and nothing else fits either, the first of
+   them runs, alone, and the hours after it pay for it. Without this, a budget smaller than
+   one job's prediction would never run a job, and a job never run is never calibrated
+   (the first prediction of a job is its rough estimate).
+
 `daemon.budget_order: triggers` spends the rest in the planner's order instead (the
 costliest tables by the reader model's full scan, as without a budget), readers' reports
 unused: the order a budget would follow without them, which the benchmark compares with
@@ -56,10 +62,11 @@ class Choice:
     why: str
 
 
-def choose(due: list[Decision], budget_s: float, order: str = BY_VALUE) -> list[Choice]:
+def choose(due: list[Decision], budget_s: float, order: str = BY_VALUE, whole_s: float | None = None) -> list[Choice]:
     """The due jobs (ranked by the planner, each with its prediction) chosen or left out
-    within `budget_s` seconds: chosen first, in `order` (`config.BUDGET_ORDERS`), then those left out. A
-    decision without a prediction counts as upkeep at its estimate."""
+    within `budget_s` compute-seconds (what the window left of the `whole_s` budget; the
+    whole when not given): chosen first, in `order` (`config.BUDGET_ORDERS`), then those
+    left out. A decision without a prediction counts as upkeep at its estimate."""
     assert order in BUDGET_ORDERS, order  # the config's validation says so to users
     predictions = {(d.table, d.job): d.prediction or Prediction(d.estimated_s, 0.0, 0.0, UPKEEP, 1.0) for d in due}
     upkeep_left = budget_s * UPKEEP_SHARE
@@ -87,6 +94,13 @@ def choose(due: list[Decision], budget_s: float, order: str = BY_VALUE) -> list[
         else:
             choices.append(Choice(decision, prediction, False,
                                   f"does not fit: {format_seconds(prediction.cost_s)} predicted, {format_seconds(max(left, 0.0))} left"))
+    whole = budget_s if whole_s is None else whole_s
+    if 0 < whole <= budget_s and not any(c.chosen for c in choices):
+        larger = next((c for c in choices if c.prediction.cost_s > whole and (c.prediction.basis == UPKEEP or c.prediction.benefit_s_per_day > 0 or order != BY_VALUE)), None)
+        if larger is not None:
+            choices[choices.index(larger)] = Choice(larger.decision, larger.prediction, True,
+                                                    f"larger than the whole budget ({format_seconds(larger.prediction.cost_s)} predicted, "
+                                                    f"{format_seconds(whole)} an hour): runs alone while the hour has spent nothing")
     return sorted(choices, key=lambda c: not c.chosen)
 
 

@@ -45,6 +45,21 @@ def test_what_upkeep_leaves_goes_to_readers_and_nothing_fits_in_nothing() -> Non
     assert [c.why.split(":")[0] for c in choose(jobs, 0.0)] == ["upkeep does not fit", "does not fit"]
 
 
+def test_a_job_larger_than_the_whole_budget_runs_alone_only_in_an_hour_that_spent_nothing() -> None:
+    """A first prediction is a job's rough estimate: were it larger than the whole budget, no
+    job would ever run and none would be calibrated."""
+    jobs = [due("unread", "merge", 500, 0.0), due("a", "merge", 300, 10.0), due("b", "merge", 200, 50.0), due("c", "expire", 400, 0.0, UPKEEP)]
+
+    fresh = choose(jobs, 100.0, whole_s=100.0)
+    spent = choose(jobs, 99.0, whole_s=100.0)
+
+    assert picked(fresh) == [("c", "expire")]  # upkeep comes first, alone
+    assert fresh[0].why.startswith("larger than the whole budget (6m40s predicted, 1m40s an hour)")
+    assert picked(spent) == []  # the hour spent something: it waits for an hour that did not
+    assert picked(choose(jobs[:3], 100.0, whole_s=100.0)) == [("b", "merge")]  # the best value; never one that saves readers nothing
+    assert picked(choose([*jobs[:2], due("d", "merge", 50, 1.0)], 100.0, whole_s=100.0)) == [("d", "merge")]  # something fits: the rule is not needed
+
+
 def test_in_the_triggers_order_the_planners_first_fit_and_readers_are_not_asked() -> None:
     jobs = [
         due("cold", "merge", 50, 1.0, ASSUMED),  # the planner's first
