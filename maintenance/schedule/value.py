@@ -51,6 +51,7 @@ from maintenance.table.reader_cost import READER_BYTES_PER_S, DeleteWeights, Sca
 
 ASSUMED_SCANS_PER_DAY = 1.0
 CALIBRATION_RUNS = 5
+MIN_COST_S = 0.01  # a warm run on a small table costs 0.1-0.5 compute-seconds (the budget fleet's): a floor well below
 PREDICTED = "predicted"  # the run counters' key of what was predicted for the run
 SPARK_START = "spark_start_s"  # the run counters' key of the seconds the run waited for Spark to start
 COMPUTE = "compute_s"  # the run counters' key of the run's compute-seconds (`run/compute.py`)
@@ -72,8 +73,9 @@ class Prediction:
 
     @property
     def value(self) -> float:
-        """Reader-seconds saved per day for each compute-second of the job."""
-        return self.benefit_s_per_day / max(self.cost_s, 1.0)
+        """Reader-seconds saved per day for each compute-second of the job (a cost below
+        `MIN_COST_S` counts as that much, so that no prediction of nothing wins by dividing)."""
+        return self.benefit_s_per_day / max(self.cost_s, MIN_COST_S)
 
     def to_json(self) -> dict[str, Any]:
         return {"cost_s": round(self.cost_s, 1), "benefit_s_per_day": round(self.benefit_s_per_day, 3), "scans_per_day": round(self.scans_per_day, 2),

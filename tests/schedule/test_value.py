@@ -21,10 +21,12 @@ from maintenance.schedule.value import (
     ASSUMED_SCANS_PER_DAY,
     CALIBRATION_RUNS,
     COMPUTE,
+    MIN_COST_S,
     PREDICTED,
     REPORTED,
     SPARK_START,
     UPKEEP,
+    Prediction,
     calibration,
     measured_relief,
     predict,
@@ -71,6 +73,14 @@ def test_calibration_learns_compute_seconds_where_runs_recorded_them() -> None:
     runs = [run("merge", 9, 10, compute_s=2.0), run("merge", 12, 10, compute_s=4.0), run("merge", 30, 10, compute_s=3.0), run("compact", 8, 4)]
 
     assert calibration(runs) == {"merge": 0.3, "compact": 2.0}
+
+
+def test_value_divides_by_compute_seconds_below_one() -> None:
+    """Warm runs on small tables cost tenths of a compute-second: the cheaper of two jobs
+    saving alike is worth more per compute-second, down to `MIN_COST_S`."""
+    assert Prediction(0.1, 10.0, 1.0, REPORTED, 1.0).value == pytest.approx(100.0)
+    assert Prediction(0.5, 10.0, 1.0, REPORTED, 1.0).value == pytest.approx(20.0)
+    assert Prediction(0.0, 10.0, 1.0, REPORTED, 1.0).value == pytest.approx(10.0 / MIN_COST_S)
 
 
 def test_calibration_remembers_the_newest_runs() -> None:
