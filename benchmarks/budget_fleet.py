@@ -61,6 +61,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.common import commit, write_json  # noqa: E402
+from benchmarks.memory import descendants  # noqa: E402
 
 TOKEN = "benchmark-budget-fleet-token"
 TWINS = ("value", "triggers", "none")
@@ -235,6 +236,18 @@ def due_work(config_path: Path, factors: dict[str, float]) -> tuple[float, int]:
     return sum(d.get("estimated_s", 0.0) * factors.get(d["job"], other) for d in decisions), len(decisions)
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user and system) a process and every process below it have used so far."""
+    ticks = 0
+    for each in [pid, *descendants(pid)]:
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return round(ticks / os.sysconf("SC_CLK_TCK"), 1)
+
+
 def reader(root: Path, twin: str, url: str, scans: list[dict[str, Any]]) -> subprocess.Popen[str]:
     token_file = root / "token"
     token_file.write_text(TOKEN)
@@ -340,7 +353,7 @@ def main() -> None:
 
     raw = {"home": str(root / "writer"), "default_catalog": "value", "catalogs": {t: catalog_entry(root, t) for t in TWINS}, "spark": {"master": "local[1]"}}
     config = parse_config(raw, source="bench", base_dir=root)
-    started, started_utc = time.monotonic(), time.strftime("%Y-%m-%d %H:%M", time.gmtime())
+    started, started_utc, measured_commit = time.monotonic(), time.strftime("%Y-%m-%d %H:%M", time.gmtime()), commit()
     for twin in TWINS:
         (root / twin).mkdir(exist_ok=True)
         get_catalog(config, twin, create=True)  # a writer of tables makes its catalogs' own tables
@@ -387,7 +400,8 @@ def main() -> None:
     writing.join()
     ran_s = time.monotonic() - ran_from
     time.sleep(5)  # the readers' last reports leave at their JVMs' exit; the doors take them
-    left = {twin: due_work(paths[twin]) for twin in MAINTAINED}
+    left = {twin: due_work(paths[twin], factors) for twin in MAINTAINED}
+    daemon_cpu_s = {twin: tree_cpu_s(process.pid) for twin, process in daemons.items()}
     for process in daemons.values():
         os.killpg(process.pid, signal.SIGTERM)
     for process in daemons.values():
@@ -407,9 +421,10 @@ def main() -> None:
         f["saved_per_run_s"] = round(f["saved_s"] / f["run_s"], 2) if f["run_s"] else None
         f["saved_per_compute_s"] = round(f["saved_s"] / f["compute_s"], 2) if f["compute_s"] else None
         f["saved_wall_s"] = round((readers_ms["none"]["ms"] - readers_ms[twin]["ms"]) / 1000, 1)
-        f["due_at_end_s"], f["due_at_end_jobs"] = round(left[twin][0]), left[twin][1]
+        f["due_at_end_s"], f["due_at_end_jobs"] = round(left[twin][0], 1), left[twin][1]
+        f["daemon_cpu_s"] = daemon_cpu_s[twin]  # the daemon's whole process tree (Python and its JVM): beside its runs' compute-seconds
     value, triggers = figures["value"].get("saved_per_compute_s"), figures["triggers"].get("saved_per_compute_s")
-    result = {"started_utc": started_utc, "commit": commit(), "minutes": args.minutes, "budget_part": args.budget_part, "hot_writes_every": args.hot_writes_every, "write_every_s": WRITE_EVERY_S, "ran_s": round(ran_s), "fleets_made_s": round(made_s), "tables": CDC_TABLES + STATIC_TABLES, "cdc_tables": CDC_TABLES,
+    result = {"started_utc": started_utc, "commit": measured_commit, "minutes": args.minutes, "budget_part": args.budget_part, "hot_writes_every": args.hot_writes_every, "write_every_s": WRITE_EVERY_S, "ran_s": round(ran_s), "fleets_made_s": round(made_s), "tables": CDC_TABLES + STATIC_TABLES, "cdc_tables": CDC_TABLES,
               "hot_tables": HOT, "scans_scheduled": len(scans), "due_at_start_s": round(due_s, 1), "due_at_start_jobs": due_jobs, "budget_s": budget_s,
               "compute_per_estimated_s": {job: round(f, 4) for job, f in factors.items()},
               "writer_commits": writer.commits, "writer_failures": writer.failures[:5], "writer_failure_count": len(writer.failures),
