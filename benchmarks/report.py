@@ -735,9 +735,11 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
             maintained = twin != "none"
             all_runs = sum(f.get("runs", {}).values())
             committed = sum(n for key, n in f.get("runs", {}).items() if key.endswith(" committed"))
-            compute = f"{f['run_s']:.0f} / {f['compute_s']:.0f}" if maintained and f.get("compute_s") is not None else f"{f['run_s']:.0f} / -" if maintained else "-"
+            compute = f"{f['run_s']:.0f} / {f['compute_s']:.1f}" if maintained and f.get("compute_s") is not None else f"{f['run_s']:.0f} / -" if maintained else "-"
+            if maintained and f.get("daemon_cpu_s") is not None:
+                compute += f" / {f['daemon_cpu_s']:.0f}"
             per = f.get("saved_per_compute_s") if maintained else None
-            rows.append([writes + f" ({result.get('commit', '?')})", fleet, f"{committed} / {all_runs}" if maintained else "-", compute,
+            rows.append([writes + (f" ({result['commit']})" if result.get("commit") else ""), fleet, f"{committed} / {all_runs}" if maintained else "-", compute,
                          f"{f['hot_runs']}" if maintained else "-", f"{f['scans']:,} ({f['hot_scans']:,} hot)", f"{f['scan_cost_s']:.1f}",
                          f"{f['saved_s']:.1f}" if maintained else "-",
                          (f"{per:.2f}" if per is not None else f"- ({f['saved_per_run_s']:.2f} per job s)" if f.get("saved_per_run_s") is not None else "-") if maintained else "-",
@@ -773,11 +775,12 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
         "the scans each fleet's readers reported (the daemons' state databases; `none`'s through a door of the benchmark's own) of bytes read "
         "and 4 MiB per file opened, data and delete files (Spark's own measure of a read), in seconds at the reader model's 1.17 GB/s; saved: "
         "against `none`; per compute-second: over the daemon's runs' compute-seconds (CPU seconds of their Spark tasks and their own "
-        "threads, `run/compute.py`; what the budget counts; job s: their wall seconds). Readers' clocks: the sum of their scans' wall milliseconds, "
+        "threads, `run/compute.py`; what the budget counts; job s: their wall seconds; daemon CPU s: the daemon's whole process tree, "
+        "Python and JVM, evaluations of the 100 tables every 30 s and its JVM's start included). Readers' clocks: the sum of their scans' wall milliseconds, "
         "and what they saved against `none`'s (the machine's load shakes them: 2 cores for 6 JVMs). Due at the end: jobs and predicted "
-        f"seconds still due. Reader-seconds saved per compute-second of maintenance, `value` over `triggers` (issue 59 asks at least 2x): {'; '.join(ratios)}. "
+        f"(compute-)seconds still due. Reader-seconds saved per compute-second of maintenance, `value` over `triggers` (issue 59 asks at least 2x): {'; '.join(ratios)}. "
         f"{measured}",
-        ["CDC writes (commit)", "fleet", "runs committed / all", "job s / compute s", "runs on hot tables", "scans reported", "readers' cost s", "saved s",
+        ["CDC writes (commit)", "fleet", "runs committed / all", "job s / compute s / daemon CPU s", "runs on hot tables", "scans reported", "readers' cost s", "saved s",
          "saved per compute s",
          "readers' clocks s", "due at the end: jobs / s"], rows), *subsection(
         "How close the predictions came",
