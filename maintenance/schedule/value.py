@@ -16,7 +16,11 @@ gives them a share of their own (`schedule/budget.py`).
 and its own threads), the job's own estimate from the table's health (`JobSpec.estimate`)
 times this deployment's calibration for that job: the median, over its last
 `CALIBRATION_RUNS` committed runs that recorded a prediction, of the run's measured cost
-(`run_cost_s`) over the estimate it recorded. Without such runs the factor is 1. Runs that
+(`run_cost_s`) over the estimate it recorded. A job without such runs borrows the median of
+the factors of the due jobs that have them (`factor`): estimates are in seconds of a job on
+an idle machine, and a deployment whose compute-seconds are a tenth of them says so of
+every job; with 1, a job never run here was predicted 20-40 times its compute-seconds on
+the budget fleet and never fit a budget. Without any runs the factor is 1. Runs that
 found Spark running are preferred: a run that started it (a daemon's first, every cron
 `run`'s first) pays the JVM's warm-up (class loading, Janino, the JIT), which no later run of
 the process pays; only where no run found Spark running (a deployment of cron runs alone)
@@ -27,7 +31,7 @@ has less backlog for each run.
 Measured on the budget fleet (`benchmarks/budget_fleet.py`, 2 cores shared by six JVMs), a
 calibration of wall seconds predicted within 25% 42-67% of runs (session 73): the rest was
 the machine's load, which no model of the job's data can predict; compute-seconds leave
-the load out (docs/benchmarks.md has what they predict). Each run records what was
+the load out (docs/benchmarks.md, "A budget spent where readers gain", has what they predict). Each run records what was
 predicted for it (`counters.predicted`), which is what the next calibration and the status
 page compare the measured run with.
 """
@@ -99,6 +103,13 @@ def calibration(runs: Iterable[RunRecord]) -> dict[str, float]:
     return {job: statistics.median(warm.get(job) or cold[job]) for job in {*warm, *cold}}
 
 
+def factor(job: str, factors: Mapping[str, float]) -> float:
+    """The calibration of `job`: its own, else the median of the others', else 1 (module docstring)."""
+    if job in factors:
+        return factors[job]
+    return statistics.median(factors.values()) if factors else 1.0
+
+
 def spark_start_s(run: RunRecord) -> float:
     """What the run waited for Spark to start (a process's first job); 0 when it found it running."""
     waited = (run.counters or {}).get(SPARK_START)
@@ -121,11 +132,11 @@ def job_seconds(run: RunRecord) -> float:
 
 def predict(decision: Decision, health: TableHealth | None, summary: ReadSummary | None, factors: Mapping[str, float]) -> Prediction:
     """The job's predicted cost and benefit (module docstring)."""
-    factor = factors.get(decision.job, 1.0)
-    cost = max(decision.estimated_s, 0.0) * factor
+    calibrated = factor(decision.job, factors)
+    cost = max(decision.estimated_s, 0.0) * calibrated
     relief = registry.job(decision.job).relieves if decision.job in registry.JOB_NAMES else None
     if relief is None or health is None:
-        return Prediction(cost, 0.0, summary.scans_per_day if summary else 0.0, UPKEEP, factor)
+        return Prediction(cost, 0.0, summary.scans_per_day if summary else 0.0, UPKEEP, calibrated)
     if summary is not None:
         scan = ScanShape(data_files=summary.data_files, data_bytes=summary.data_bytes, equality_delete_files=summary.equality_delete_files,
                          position_delete_files=summary.position_delete_files)
@@ -134,7 +145,7 @@ def predict(decision: Decision, health: TableHealth | None, summary: ReadSummary
         scan, scans, basis = ScanShape.full_scan(health), ASSUMED_SCANS_PER_DAY, ASSUMED
     weights = DeleteWeights.of(health)
     relieved = relieved_bytes(relief, scan, weights)
-    return Prediction(cost, scans * relieved / READER_BYTES_PER_S, scans, basis, factor, scan, weights, relieved)
+    return Prediction(cost, scans * relieved / READER_BYTES_PER_S, scans, basis, calibrated, scan, weights, relieved)
 
 
 def predict_due(evaluation_due: list[Decision], health: Mapping[str, TableHealth], state: StateStore) -> None:

@@ -28,6 +28,7 @@ from maintenance.schedule.value import (
     UPKEEP,
     Prediction,
     calibration,
+    factor,
     measured_relief,
     predict,
     recorded,
@@ -73,6 +74,20 @@ def test_calibration_learns_compute_seconds_where_runs_recorded_them() -> None:
     runs = [run("merge", 9, 10, compute_s=2.0), run("merge", 12, 10, compute_s=4.0), run("merge", 30, 10, compute_s=3.0), run("compact", 8, 4)]
 
     assert calibration(runs) == {"merge": 0.3, "compact": 2.0}
+
+
+def test_a_job_never_run_here_borrows_the_calibration_of_those_that_ran() -> None:
+    """Compute-seconds are a tenth of the estimates' seconds on the budget fleet: a COMPACT
+    never run there predicted at its estimate (factor 1) never fit a budget of a few
+    compute-seconds; it borrows the median of the jobs' factors that ran."""
+    factors = calibration([run("merge", 9, 10, compute_s=0.5), run("expire", 3, 4, compute_s=0.4), run("stats", 3, 2, compute_s=0.6)])
+    merge = Decision(TableRef("c", ("ns",), "t"), "merge", True, "triggered", "p", NO_COST, 10.0)
+    compact = dataclasses.replace(merge, job="compact", estimated_s=6.0)
+
+    assert factor("merge", factors) == pytest.approx(0.05)
+    assert factor("compact", factors) == pytest.approx(0.1)
+    assert predict(compact, None, None, factors).cost_s == pytest.approx(0.6)
+    assert factor("compact", {}) == 1.0
 
 
 def test_value_divides_by_compute_seconds_below_one() -> None:
