@@ -82,8 +82,8 @@ class Prediction:
         return self.benefit_s_per_day / max(self.cost_s, MIN_COST_S)
 
     def to_json(self) -> dict[str, Any]:
-        return {"cost_s": round(self.cost_s, 1), "benefit_s_per_day": round(self.benefit_s_per_day, 3), "scans_per_day": round(self.scans_per_day, 2),
-                "benefit_basis": self.basis, "calibration": round(self.calibration, 3)}
+        return {"cost_s": round(self.cost_s, 3), "benefit_s_per_day": round(self.benefit_s_per_day, 3), "scans_per_day": round(self.scans_per_day, 2),
+                "benefit_basis": self.basis, "calibration": round(self.calibration, 4)}
 
 
 def calibration(runs: Iterable[RunRecord]) -> dict[str, float]:
@@ -168,6 +168,17 @@ def recorded(prediction: Prediction, estimate_s: float) -> dict[str, Any]:
     if prediction.scan is not None and prediction.weights is not None:
         found.update(scan_before=dataclasses.asdict(prediction.scan), delete_weights=dataclasses.asdict(prediction.weights))
     return found
+
+
+def predicted_cost_s(predicted: Mapping[str, Any]) -> float | None:
+    """The cost a run recorded as predicted for it (`recorded`), to compare with what it cost:
+    its estimate times its calibration where it recorded both (runs before 2026-12-07 kept
+    `cost_s` to a tenth of a second, a quarter of a warm run's compute-seconds on the budget
+    fleet), else `cost_s`; None where it recorded no prediction."""
+    estimate, factor_used, cost = predicted.get("estimate_s"), predicted.get("calibration"), predicted.get("cost_s")
+    if isinstance(estimate, (int, float)) and isinstance(factor_used, (int, float)):
+        return max(float(estimate), 0.0) * float(factor_used)
+    return float(cost) if isinstance(cost, (int, float)) else None
 
 
 def measured_relief(predicted: Mapping[str, Any], after: ScanShape) -> float | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from maintenance.schedule.value import PREDICTED, measured_relief, run_cost_s
+from maintenance.schedule.value import PREDICTED, measured_relief, predicted_cost_s, run_cost_s
 from maintenance.state.run_scans import ScansAfter
 from maintenance.state.runs import RunRecord
 from maintenance.state.scan_days import ReadSummary
@@ -33,7 +33,7 @@ def readers_section(summary: ReadSummary | None, runs: list[RunRecord], after: M
         relief = measured_relief(predicted, scans.mean) if scans is not None else None
         rows.append([
             esc(utc(run.started_at_ms)), esc(run.job), esc(run.status),
-            f"{esc(seconds(predicted.get('cost_s')))} / {esc(seconds(measured_s))}",
+            f"{esc(seconds(predicted_cost_s(predicted)))} / {esc(seconds(measured_s))}",
             f"{esc(_scan_ms(predicted.get('relieved_per_scan')))} / {esc(_scan_ms(relief))}",
             esc(number(scans.scans)) if scans is not None else MISSING,
             esc(predicted.get("benefit_basis", MISSING)),
