@@ -16,6 +16,8 @@ from maintenance.jobs.registry import JOB_NAMES
 
 if TYPE_CHECKING:
     from maintenance.schedule.cycle import Evaluation
+    from maintenance.schedule.decisions import Decision
+    from maintenance.state.store import StateStore
 
 
 def _note_unselected(app: AppContext, decisions: list) -> None:  # type: ignore[type-arg]
@@ -62,7 +64,7 @@ def _show_budget(evaluation: Evaluation, budget_s: float, order: str, as_json: b
     return evaluation.exit_code
 
 
-def _within_budget(due: list, budget_s: float, order: str, state) -> list:  # type: ignore[no-untyped-def, type-arg]
+def _within_budget(due: list[Decision], budget_s: float, order: str, state: StateStore) -> list[Decision]:
     """`run --budget`: the due jobs that fit in what the last hour's recorded runs left of the
     budget (`schedule/budget.py`); what waits is said in one line."""
     from maintenance.schedule.budget import choose, recorded_spending
