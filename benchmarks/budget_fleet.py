@@ -283,7 +283,7 @@ def scan_cost_s(sums: dict[str, int]) -> float:
 
 
 def fleet_figures(root: Path, twin: str) -> dict[str, Any]:
-    from maintenance.schedule.value import COMPUTE, PREDICTED, SPARK_START, job_seconds, measured_relief, run_cost_s
+    from maintenance.schedule.value import COMPUTE, PREDICTED, SPARK_START, job_seconds, measured_relief, predicted_cost_s, run_cost_s
     from maintenance.state.database import make_engine
     from maintenance.state.store import StateStore
 
@@ -299,8 +299,9 @@ def fleet_figures(root: Path, twin: str) -> dict[str, Any]:
     costs, reliefs = [], []
     for run in runs:
         predicted = (run.counters or {}).get(PREDICTED) or {}
-        if isinstance(predicted.get("cost_s"), (int, float)) and run.status == "committed":
-            costs.append({"table": run.table, "job": run.job, "predicted_s": predicted["cost_s"], "measured_s": round(run_cost_s(run), 2),
+        predicted_s = predicted_cost_s(predicted)
+        if predicted_s is not None and run.status == "committed":
+            costs.append({"table": run.table, "job": run.job, "predicted_s": round(predicted_s, 3), "measured_s": round(run_cost_s(run), 3),
                           "wall_s": round(job_seconds(run), 2), "compute_recorded": COMPUTE in (run.counters or {}), "spark_start_s": (run.counters or {}).get(SPARK_START, 0.0)})
         scans = after.get(run.run_id)
         relief = measured_relief(predicted, scans.mean) if scans is not None else None
@@ -330,6 +331,21 @@ def _within(rows: list[dict[str, Any]], predicted: str, measured: str) -> dict[s
             "median_error": round(statistics.median(errors), 3) if errors else None}
 
 
+def refigure(path: Path) -> None:
+    """The predictions' accuracy of a kept run (its root still on disk), re-derived by this
+    code from its daemons' state databases: what a change in how a recorded prediction is
+    read (`value.predicted_cost_s`) makes of a run already measured. The rest stays as measured."""
+    result = json.loads(path.read_text())
+    root = Path(result["root"])
+    for twin in MAINTAINED:
+        again = fleet_figures(root, twin)
+        for key in ("cost_within", "costs", "relief_within_runs", "relief_within_tables", "reliefs"):
+            result["fleets"][twin][key] = again[key]
+        print(twin, json.dumps({k: again[k] for k in ("cost_within", "relief_within_runs", "relief_within_tables")}))
+    result["refigured"] = {"commit": commit(), "utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime())}
+    write_json(str(path), result)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0)
@@ -337,7 +353,11 @@ def main() -> None:
     parser.add_argument("--hot-writes-every", type=int, default=1, help="a hot CDC table's batch every Nth writer round only")
     parser.add_argument("--root", help="where the fleets go (a new folder by default)")
     parser.add_argument("--json-out")
+    parser.add_argument("--refigure", metavar="JSON", help="re-derive the predictions' accuracy of a run this wrote, from the state databases under its root; run nothing")
     args = parser.parse_args()
+    if args.refigure:
+        refigure(Path(args.refigure))
+        return
     root = Path(args.root or tempfile.mkdtemp(prefix="icemaint-bench-budget-"))
     policies = root / "policies"
     policies.mkdir(parents=True, exist_ok=True)

@@ -741,17 +741,20 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
             per = f.get("saved_per_compute_s") if maintained else None
             rows.append([writes + (f" ({result['commit']})" if result.get("commit") else ""), fleet, f"{committed} / {all_runs}" if maintained else "-", compute,
                          f"{f['hot_runs']}" if maintained else "-", f"{f['scans']:,} ({f['hot_scans']:,} hot)", f"{f['scan_cost_s']:.1f}",
-                         f"{f['saved_s']:.1f}" if maintained else "-",
-                         (f"{per:.2f}" if per is not None else f"- ({f['saved_per_run_s']:.2f} per job s)" if f.get("saved_per_run_s") is not None else "-") if maintained else "-",
+                         f"{f['saved_s'] + 0.0:.1f}" if maintained else "-",
+                         (f"{per + 0.0:.2f}" if per is not None else f"- ({f['saved_per_run_s']:.2f} per job s)" if f.get("saved_per_run_s") is not None else "-") if maintained else "-",
                          f"{readers[twin]['ms'] / 1000:.0f}" + (f" (saved {f['saved_wall_s']:.0f})" if maintained else ""),
                          f"{f['due_at_end_jobs']} / {f['due_at_end_s']:,}" if maintained else "-"])
             if maintained:
                 accuracy.append([writes, twin, within(f.get("cost_within")), within(f.get("relief_within_runs")), within(f.get("relief_within_tables"))])
         ratio = result.get("value_over_triggers")
         per = "per compute-second" if fleets["value"].get("compute_s") is not None else "per second of job runs (measured before runs recorded compute-seconds)"
-        ratios.append(f"{label}, **{ratio if ratio is not None else '-'}x** {per} (the planner's order saved {fleets['triggers']['saved_s']:.0f} of the "
+        spent_by = [f", {fleets[twin]['compute_s']:.1f} of the budget's {result['budget_s']:.1f} compute-seconds spent"
+                    if fleets[twin].get("compute_s") is not None and "compute_per_estimated_s" in result else "" for twin in ("triggers", "value")]
+        ratios.append(f"{label}, " + (f"**{ratio}x** {per}" if ratio is not None else "no ratio") +
+                      f" (the planner's order saved {fleets['triggers']['saved_s'] + 0.0:.0f} of the "
                       f"{fleets['none']['scan_cost_s']:.0f} s the unmaintained twin's readers paid, {fleets['triggers']['hot_runs']} of its runs on hot "
-                      f"tables; the readers' order {fleets['value']['saved_s']:.0f} s, {fleets['value']['hot_runs']} runs on hot tables)")
+                      f"tables{spent_by[0]}; the readers' order {fleets['value']['saved_s']:.0f} s, {fleets['value']['hot_runs']} runs on hot tables{spent_by[1]})")
     budgets = "; ".join(
         (f"{label}: {result['budget_s']:.1f} compute-seconds an hour, of the {result['due_at_start_s']:,} that the {result['due_at_start_jobs']} "
          "due jobs' estimates come to at what one run of each job cost per estimated second on a scratch table (MERGE "
@@ -768,7 +771,7 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
         f"scan every 3 s, 90% of them of {len(hot)} hot tables drawn at random ({sum(1 for t in hot if t.startswith('c'))} CDC, "
         f"{sum(1 for t in hot if t.startswith('s'))} appended: {', '.join(hot)}), each scan the whole table. Two `icemaint daemon`s "
         f"maintain `value` and `triggers` with one policy (MERGE at 4 equality delete files, COMPACT at 8 small files, EXPIRE) and one budget: "
-        f"{r['budget_part']:.0%} of the work due when they started ({budgets}); `daemon.budget_order` `value` (the best reader-seconds per second of job, from the reports) and `triggers` (the "
+        f"{r['budget_part']:.0%} of the work due when they started ({budgets}); `daemon.budget_order` `value` (the best reader-seconds per compute-second, from the reports) and `triggers` (the "
         f"planner's order). Nobody maintains `none`. Two runs of {r['minutes']:.0f} minutes, one per way of writing the CDC tables: alike (a batch "
         "to each every minute), and cold tables written harder than the hot ones (a hot CDC table's batch only every few minutes, as raw "
         f"ingestion tables are written hardest and read least) ({commands}). Readers' cost: the sum over "
@@ -784,7 +787,7 @@ def budget_fleet_section(results: dict[str, dict], plan: dict, measured: str = "
          "saved per compute s",
          "readers' clocks s", "due at the end: jobs / s"], rows), *subsection(
         "How close the predictions came",
-        "Each daemon's runs: predicted cost against the run's compute-seconds (a run measured before runs recorded them: its own seconds "
+        "Each daemon's runs: predicted cost (the estimate the run recorded times the calibration it recorded, `value.predicted_cost_s`) against the run's compute-seconds (a run measured before runs recorded them: its own seconds "
         "less what it waited for Spark to start; committed runs that recorded a prediction); predicted reader-bytes removed from each scan against the scans readers reported of the snapshot the run "
         "committed, before the writer's next commit (`state/run_scans.py`), per run and per table (its last run with such scans). Within "
         "25%: issue 59 asks it of 80% of runs and of tables.",
