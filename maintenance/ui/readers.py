@@ -1,8 +1,8 @@
 """The table page's "Readers" section: what readers' scans of the table cost (their own
 reports, `state/scan_days.py`), and for the runs that predicted what they would save, the
-prediction against what was measured (`schedule/value.py`): the run's cost against its
-duration, and what it removed from each scan against the scans readers reported after it
-(`state/run_scans.py`)."""
+prediction against what was measured (`schedule/value.py`): the run's predicted cost against
+its compute-seconds, and what it removed from each scan against the scans readers reported
+of the snapshot it committed (`state/run_scans.py`)."""
 
 from __future__ import annotations
 
