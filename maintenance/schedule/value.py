@@ -110,6 +110,12 @@ def factor(job: str, factors: Mapping[str, float]) -> float:
     return statistics.median(factors.values()) if factors else 1.0
 
 
+def calibrated_cost_s(estimate_s: float, calibration_factor: float) -> float:
+    """A prediction's cost: the job's estimate (never below 0) times its calibration. Both are
+    recorded with the prediction, so `predicted_cost_s` reads it back by this same rule."""
+    return max(estimate_s, 0.0) * calibration_factor
+
+
 def spark_start_s(run: RunRecord) -> float:
     """What the run waited for Spark to start (a process's first job); 0 when it found it running."""
     waited = (run.counters or {}).get(SPARK_START)
@@ -133,7 +139,7 @@ def job_seconds(run: RunRecord) -> float:
 def predict(decision: Decision, health: TableHealth | None, summary: ReadSummary | None, factors: Mapping[str, float]) -> Prediction:
     """The job's predicted cost and benefit (module docstring)."""
     calibrated = factor(decision.job, factors)
-    cost = max(decision.estimated_s, 0.0) * calibrated
+    cost = calibrated_cost_s(decision.estimated_s, calibrated)
     relief = registry.job(decision.job).relieves if decision.job in registry.JOB_NAMES else None
     if relief is None or health is None:
         return Prediction(cost, 0.0, summary.scans_per_day if summary else 0.0, UPKEEP, calibrated)
@@ -173,11 +179,11 @@ def recorded(prediction: Prediction, estimate_s: float) -> dict[str, Any]:
 def predicted_cost_s(predicted: Mapping[str, Any]) -> float | None:
     """The cost a run recorded as predicted for it (`recorded`), to compare with what it cost:
     its estimate times its calibration where it recorded both (runs before 2026-12-07 kept
-    `cost_s` to a tenth of a second, a quarter of a warm run's compute-seconds on the budget
-    fleet), else `cost_s`; None where it recorded no prediction."""
+    `cost_s` to a tenth of a second, up to a third of a warm COMPACT's 0.15 compute-seconds on
+    the budget fleet), else `cost_s`; None where it recorded no prediction."""
     estimate, factor_used, cost = predicted.get("estimate_s"), predicted.get("calibration"), predicted.get("cost_s")
     if isinstance(estimate, (int, float)) and isinstance(factor_used, (int, float)):
-        return max(float(estimate), 0.0) * float(factor_used)
+        return calibrated_cost_s(float(estimate), float(factor_used))
     return float(cost) if isinstance(cost, (int, float)) else None
 
 
