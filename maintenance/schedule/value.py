@@ -20,20 +20,31 @@ times this deployment's calibration for that job: the median, over its last
 the factors of the due jobs that have them (`factor`): estimates are in seconds of a job on
 an idle machine, and a deployment whose compute-seconds are a tenth of them says so of
 every job; with 1, a job never run here was predicted 20-40 times its compute-seconds on
-the budget fleet and never fit a budget. Without any runs the factor is 1. Runs that
-found Spark running are preferred: a run that started it (a daemon's first, every cron
-`run`'s first) pays the JVM's warm-up (class loading, Janino, the JIT), which no later run of
-the process pays; only where no run found Spark running (a deployment of cron runs alone)
-are the runs that started it the calibration. The memory is short (5 runs) because what a
-job costs drifts: a JVM's JIT speeds it up for tens of runs, and a table maintained often
-has less backlog for each run.
+the budget fleet and never fit a budget. Without any runs the factor is 1.
+
+A prediction is of a run that finds Spark running: a daemon's every run but its first, a
+cron `run`'s every job but its first. A run that started Spark pays the JVM's warm-up (class
+loading, Janino, the JIT) that no later run of the process pays: on the budget fleets of
+sessions 74-75 (16 daemons) a daemon's first MERGE cost 2.06-2.43 compute-seconds and its
+second 0.43-0.61, a fifth. So a job's factor is that of its runs that found Spark running;
+a job with none borrows the others' (above); where no job has one (a daemon after its first
+run, a deployment of cron runs alone) the runs that started Spark calibrate at
+`WARM_SHARE_OF_COLD` of what they cost. (Before session 76 the cold factor itself was the
+next prediction: a daemon's second run was predicted four times its cost, and on a budget
+of a few compute-seconds an hour a daemon whose first run was its only one stalled for the
+hour, every job predicted at the cold run's cost.) A process's first run costs more than
+predicted, by the warm-up; the budget is charged what it measured. The memory is short
+(`CALIBRATION_RUNS`) because what a job costs drifts: a JVM's JIT speeds it up for tens of
+runs (a MERGE 0.56 -> 0.26 compute-seconds over five runs on the budget fleet), and a table
+maintained often has less backlog for each run; replayed over the fleets' 104 runs that
+followed a daemon's first, 3 runs predicted as well as 5 or better in every variant tried.
 
 Measured on the budget fleet (`benchmarks/budget_fleet.py`, 2 cores shared by six JVMs), a
 calibration of wall seconds predicted within 25% 42-67% of runs (session 73): the rest was
 the machine's load, which no model of the job's data can predict; compute-seconds leave
-the load out (docs/benchmarks.md, "A budget spent where readers gain", has what they predict). Each run records what was
-predicted for it (`counters.predicted`), which is what the next calibration and the status
-page compare the measured run with.
+the load out (docs/benchmarks.md, "A budget spent where readers gain", has what they
+predict). Each run records what was predicted for it (`counters.predicted`), which is what
+the next calibration and the status page compare the measured run with.
 """
 
 from __future__ import annotations
@@ -54,7 +65,8 @@ from maintenance.table.health import TableHealth
 from maintenance.table.reader_cost import READER_BYTES_PER_S, DeleteWeights, ScanShape, relieved_bytes, scan_extra_bytes
 
 ASSUMED_SCANS_PER_DAY = 1.0
-CALIBRATION_RUNS = 5
+CALIBRATION_RUNS = 3
+WARM_SHARE_OF_COLD = 0.2  # a warm run's compute-seconds over its process's first run's (module docstring)
 MIN_COST_S = 0.01  # a warm run on a small table costs 0.1-0.5 compute-seconds (the budget fleet's): a floor well below
 PREDICTED = "predicted"  # the run counters' key of what was predicted for the run
 SPARK_START = "spark_start_s"  # the run counters' key of the seconds the run waited for Spark to start
@@ -87,9 +99,10 @@ class Prediction:
 
 
 def calibration(runs: Iterable[RunRecord]) -> dict[str, float]:
-    """Per job, the median of measured over predicted cost of its newest
-    `CALIBRATION_RUNS` committed runs that recorded a prediction (`runs`: newest first), of
-    those that found Spark running where there are any (module docstring)."""
+    """Per job, the median of measured over predicted cost of its newest `CALIBRATION_RUNS`
+    committed runs that recorded a prediction (`runs`: newest first) and found Spark
+    running; for a job with none, of its runs that started Spark, times
+    `WARM_SHARE_OF_COLD` where no job has a run that found Spark running (module docstring)."""
     warm: dict[str, list[float]] = {}
     cold: dict[str, list[float]] = {}
     for run in runs:
@@ -100,7 +113,10 @@ def calibration(runs: Iterable[RunRecord]) -> dict[str, float]:
         found = (cold if spark_start_s(run) > 0 else warm).setdefault(run.job, [])
         if len(found) < CALIBRATION_RUNS:
             found.append(run_cost_s(run) / estimate)
-    return {job: statistics.median(warm.get(job) or cold[job]) for job in {*warm, *cold}}
+    factors = {job: statistics.median(measured) for job, measured in warm.items()}
+    if not factors:
+        return {job: statistics.median(measured) * WARM_SHARE_OF_COLD for job, measured in cold.items()}
+    return factors
 
 
 def factor(job: str, factors: Mapping[str, float]) -> float:

@@ -26,6 +26,7 @@ from maintenance.schedule.value import (
     REPORTED,
     SPARK_START,
     UPKEEP,
+    WARM_SHARE_OF_COLD,
     Prediction,
     calibration,
     factor,
@@ -61,12 +62,27 @@ def test_calibration_is_the_median_measured_over_estimated_of_committed_runs() -
 
 def test_calibration_prefers_runs_that_found_spark_running() -> None:
     """A daemon's first run starts Spark (25 s of its 45 here) and warms the JVM up (15 s):
-    the runs after it are the calibration; cron runs, each a first, calibrate only where
-    there are no others, less their wait for Spark."""
+    the runs after it are the calibration. A job whose only runs started Spark (cron's)
+    borrows the warm factors of the others rather than predict its runs at a cold one's cost."""
     daemon = [run("merge", 5, 10), run("merge", 45, 10, spark_start_s=25.0), run("merge", 6, 10)]
     cron = [run("compact", 30, 10, spark_start_s=10.0), run("compact", 50, 10, spark_start_s=20.0), run("compact", 33, 10, spark_start_s=10.0)]
 
-    assert calibration(daemon + cron) == {"merge": 0.55, "compact": 2.3}
+    factors = calibration(daemon + cron)
+
+    assert factors == {"merge": 0.55}
+    assert factor("compact", factors) == pytest.approx(0.55)
+
+
+def test_a_process_whose_only_run_started_spark_predicts_the_next_at_a_warm_share() -> None:
+    """The budget fleet's stall (session 75): a daemon's first MERGE cost 2.27 compute-seconds,
+    most of it the JVM's warm-up; predicted at that, no later job fit the 2.2 left of the
+    hour. With no run that found Spark running, a run that started it calibrates at
+    `WARM_SHARE_OF_COLD` of its cost (a warm MERGE there costs 0.3-0.5)."""
+    factors = calibration([run("merge", 9, 5.0, spark_start_s=6.5, compute_s=2.27)])
+
+    assert factors == {"merge": pytest.approx(2.27 / 5.0 * WARM_SHARE_OF_COLD)}
+    assert factor("compact", factors) == pytest.approx(2.27 / 5.0 * WARM_SHARE_OF_COLD)
+    assert calibration([run("merge", 9, 5.0, spark_start_s=6.5, compute_s=2.27), run("merge", 1, 5.0, compute_s=0.45)]) == {"merge": pytest.approx(0.09)}
 
 
 def test_calibration_learns_compute_seconds_where_runs_recorded_them() -> None:

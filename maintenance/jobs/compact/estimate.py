@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maintenance.jobs.spec import SCAN_BYTES_PER_S
+from maintenance.jobs.spec import data_job_estimate_s
 
 if TYPE_CHECKING:
     from maintenance.table.health import TableHealth
 
 
 def estimate(health: TableHealth) -> float:
-    """Reads and writes the small files' partitions once."""
-    volume = 2 * sum(p.data_bytes for p in health.partitions if p.small_data_files > 1)
-    return 5.0 + volume / SCAN_BYTES_PER_S
+    """Reads and writes the small files' partitions once, applying their deletes."""
+    compacted = [p for p in health.partitions if p.small_data_files > 1]
+    return data_job_estimate_s(5.0, 2 * sum(p.data_bytes for p in compacted), sum(p.data_files + p.delete_files for p in compacted))

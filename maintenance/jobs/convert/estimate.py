@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maintenance.jobs.spec import SCAN_BYTES_PER_S
+from maintenance.jobs.spec import data_job_estimate_s
 
 if TYPE_CHECKING:
     from maintenance.table.health import TableHealth
 
 
 def estimate(health: TableHealth) -> float:
-    """Reads the key columns of the data files equality deletes may apply to."""
-    volume = sum(p.data_bytes for p in health.partitions if p.equality_delete_files)
-    return 5.0 + volume / SCAN_BYTES_PER_S
+    """Reads the key columns of the data files equality deletes may apply to, and the deletes."""
+    converted = [p for p in health.partitions if p.equality_delete_files]
+    return data_job_estimate_s(5.0, sum(p.data_bytes for p in converted), sum(p.data_files + p.equality_delete_files for p in converted))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maintenance.jobs.spec import SCAN_BYTES_PER_S
+from maintenance.jobs.spec import data_job_estimate_s
 
 if TYPE_CHECKING:
     from maintenance.table.health import TableHealth
@@ -18,5 +18,5 @@ POSITION_BYTES = 48  # a (path, position) entry as Spark handles it
 
 
 def estimate(health: TableHealth) -> float:
-    """Reads and writes every position."""
-    return 3.0 + 2 * health.position_delete_records * POSITION_BYTES / SCAN_BYTES_PER_S
+    """Reads and writes every position, opening every position delete file."""
+    return data_job_estimate_s(3.0, 2 * health.position_delete_records * POSITION_BYTES, health.position_delete_files)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maintenance.jobs.spec import SCAN_BYTES_PER_S
+from maintenance.jobs.spec import data_job_estimate_s
 
 if TYPE_CHECKING:
     from maintenance.table.health import TableHealth
@@ -17,4 +17,4 @@ if TYPE_CHECKING:
 
 def estimate(health: TableHealth) -> float:
     """Reads the snapshot's data once."""
-    return 5.0 + health.data_bytes / SCAN_BYTES_PER_S
+    return data_job_estimate_s(5.0, health.data_bytes, health.data_files)
