@@ -164,7 +164,8 @@ def test_a_budget_runs_the_table_readers_read_and_a_run_records_its_prediction(s
         assert done.returncode == 0, done.stderr
         return {(c["table"], c["job"]): c for c in json.loads(done.stdout)["choices"]}
 
-    one_merge = plan("6s")  # a MERGE's estimate is 5 s; upkeep takes none of it here
+    merge_s = plan("1h")[(str(read), "merge")]["cost_s"]  # the tables are alike: so are their MERGEs' estimates
+    one_merge = plan(f"{int(merge_s * 1.5)}s")  # room for one MERGE, not two; upkeep takes none of it here
     assert one_merge[(str(read), "merge")]["run"] == "run" and one_merge[(str(read), "merge")]["benefit_basis"] == REPORTED
     assert one_merge[(str(unread), "merge")]["run"] == "wait" and one_merge[(str(unread), "merge")]["why"].startswith("does not fit")
     assert one_merge[(str(read), "merge")]["benefit_s_per_day"] > one_merge[(str(unread), "merge")]["benefit_s_per_day"]
@@ -179,8 +180,8 @@ def test_a_budget_runs_the_table_readers_read_and_a_run_records_its_prediction(s
     assert recorded.counters[SPARK_START] > 1  # the command's process started Spark, and the run waited for it
     wall_s = (recorded.ended_at_ms - recorded.started_at_ms) / 1000 - recorded.counters[SPARK_START]
     assert 0 < recorded.counters[COMPUTE] and recorded.counters[COMPUTE] != pytest.approx(wall_s, rel=0.01)  # CPU seconds, not the run's clock
-    calibrated = plan("1h")[(str(unread), "merge")]
-    assert calibrated["calibration"] == pytest.approx(recorded.counters[COMPUTE] / recorded.counters[PREDICTED]["estimate_s"], rel=0.01)
+    calibrated = plan("1h")[(str(unread), "merge")]  # the only run started Spark: a warm run is predicted at a share of it
+    assert calibrated["calibration"] == pytest.approx(recorded.counters[COMPUTE] / recorded.counters[PREDICTED]["estimate_s"] * WARM_SHARE_OF_COLD, rel=0.01)
 
 
 def test_a_run_records_its_predicted_cost_to_the_millisecond() -> None:
