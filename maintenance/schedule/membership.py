@@ -19,7 +19,12 @@ Shares: a daemon evaluates a catalog's tables whose stable hash (CRC-32 of the t
 name) modulo the catalog's number of members is its rank among their ids, sorted. Every
 daemon computes this from the same rows, so in a steady state each table is evaluated by
 exactly one. A killed daemon's leases expire within one TTL; from the next cycle of each of
-the others on, their shares cover its tables. A stopped daemon gives its leases back.
+the others on, their shares cover its tables. A stopped daemon gives its leases back, and
+takes none after: its stop does not wait for an evaluation in progress (one inside a hung
+catalog would hold it past the grace), so that evaluation may still reach `shares` once
+`leave` is done. Both run under one lock and `leave` marks the membership left, so whichever
+comes first, no membership lease is held once both have run (before, an evaluation finishing
+its listing just after the stop took one again, held for a TTL by a daemon that was gone).
 
 Why this can cost work but never correctness: while membership changes (a daemon joins,
 dies, or loses a catalog), two daemons may see different members for up to one cycle plus
@@ -68,6 +73,7 @@ class Membership:
         self._leases: dict[str, Lease] = {}  # catalog -> this daemon's membership of it
         self._members: dict[str, list[str]] = {}  # catalog -> its members when the shares were last computed
         self._lock = threading.Lock()  # the evaluation and the heartbeat both renew
+        self._left = False  # `leave` ran: the daemon stops, and takes no membership again
 
     @staticmethod
     def ttl_for(lease_ttl_s: float) -> float:
@@ -98,6 +104,8 @@ class Membership:
 
     def _shares(self, state: StateStore, catalogs: list[str]) -> dict[str, Share]:
         self._members = {}
+        if self._left:  # an evaluation outliving the stop: it dispatches nothing (`Daemon._dispatch`)
+            return {catalog: ALONE for catalog in catalogs}
         for catalog in [c for c in self._leases if c not in catalogs]:
             self._give_back(state, catalog)
         found = {}
@@ -126,6 +134,7 @@ class Membership:
     def leave(self, state: StateStore) -> None:
         """Give every membership back (the daemon stops): the others' heartbeats see it and evaluate."""
         with self._lock:
+            self._left = True
             for catalog in list(self._leases):
                 self._give_back(state, catalog)
             self._members = {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 
@@ -70,6 +71,31 @@ def test_a_heartbeat_renews_a_membership_and_sees_the_members_move(state: StateS
     assert first.heartbeat(state) is True
     assert first.shares(state, ["local"])["local"] == Share(0, 1) and first.heartbeat(state) is False
     first.leave(state)
+
+
+def test_a_membership_left_is_not_taken_again_by_an_evaluation_outliving_the_stop(state: StateStore) -> None:
+    """A stopping daemon does not wait for its evaluation: one that finishes listing its
+    catalogs after `leave` must not take a membership again (CI, stop 73: the daemon's
+    container had stopped cleanly and still held one, taken 1.4 s before the check). Both
+    orders, and an evaluation racing the stop from its own thread."""
+    member = Membership(f"daemon@h:{time.time_ns()}", ttl_s=30)
+    member.shares(state, ["local"])
+    member.leave(state)
+    assert member.shares(state, ["local"]) == {"local": Share(0, 1)}  # evaluates alone, dispatches nothing
+    member.renew(state)
+    assert member.heartbeat(state) is False
+    assert [lease for lease in state.leases.list(prefix=PREFIX) if lease.holder == member.holder] == []
+
+    for _ in range(20):  # the evaluation's thread and the stop's, released together
+        racing = Membership(f"daemon@i:{time.time_ns()}", ttl_s=30)
+        racing.shares(state, ["local"])
+        go = threading.Barrier(2)
+        evaluation = threading.Thread(target=lambda: (go.wait(), racing.shares(state, ["local", "other"])))
+        evaluation.start()
+        go.wait()
+        racing.leave(state)
+        evaluation.join(30)
+        assert [lease for lease in state.leases.list(prefix=PREFIX) if lease.holder == racing.holder and lease.held] == []
 
 
 def test_a_lapsed_membership_is_taken_again(state: StateStore) -> None:

@@ -8,6 +8,7 @@ the log's tail; stopping sends SIGTERM, then SIGKILL after a grace period.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -83,6 +84,19 @@ class ServiceProcess:
             return False
 
         self.wait_until(ready, timeout, f"printing {prefix!r}")
+        return found[0]
+
+    def wait_for_match(self, pattern: str, timeout: float) -> re.Match[str]:
+        """The first match of `pattern` anywhere in the log (for lines behind a timestamp)."""
+        found: list[re.Match[str]] = []
+
+        def ready() -> bool:
+            match = re.search(pattern, self.log.read_text(errors="replace"))
+            if match:
+                found.append(match)
+            return match is not None
+
+        self.wait_until(ready, timeout, f"printing {pattern!r}")
         return found[0]
 
     def tail(self, lines: int = 40) -> str:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.services.process import ServiceError, ServiceProcess, free_port
+from tests.services.process import ServiceError, ServiceProcess
 
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
@@ -83,17 +83,20 @@ class SparkCluster:
 
 
 def start_cluster(folder: Path, *, workers: int = 2, cores: int = 1, memory: str = "1g", timeout: float = 120.0) -> SparkCluster:
-    """A master and `workers` workers on free ports, waiting until the master lists them all alive."""
+    """A master and `workers` workers on ports the kernel gives them, waiting until the master lists them all alive."""
     started = time.monotonic()
     folder.mkdir(parents=True, exist_ok=True)
-    port, web_port = free_port(), free_port()
     env = _environment()
-    master = ServiceProcess("spark-master", [spark_class(), MASTER_CLASS, "--host", "127.0.0.1", "--port", str(port), "--webui-port", str(web_port)],
+    # Port 0: the master binds what the kernel gives it and logs it. A port picked beforehand
+    # races every other server on the machine: in CI (stop 73) the polled web UI port answered
+    # 404 to `/json/`, someone else's server, and both cluster tests errored at setup.
+    master = ServiceProcess("spark-master", [spark_class(), MASTER_CLASS, "--host", "127.0.0.1", "--port", "0", "--webui-port", "0"],
                             folder, env=env)
-    cluster = SparkCluster(folder, master, [], f"spark://127.0.0.1:{port}", web_port, 0.0)
+    cluster = SparkCluster(folder, master, [], "", 0, 0.0)
     try:
-        master.wait_for_port(web_port, timeout)
-        master.wait_for_port(port, timeout)
+        cluster.url = master.wait_for_match(r"Starting Spark master at (spark://\S+)", timeout).group(1)
+        cluster.web_port = int(master.wait_for_match(r"Successfully started service 'MasterUI' on port (\d+)", timeout).group(1))
+        master.wait_for_port(cluster.web_port, timeout)
         for n in range(workers):
             work = folder / f"worker-{n}"
             work.mkdir(exist_ok=True)
