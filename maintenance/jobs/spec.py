@@ -13,7 +13,7 @@ the run record) is the runner's, done once for all jobs.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
@@ -29,10 +29,11 @@ if TYPE_CHECKING:
     from maintenance.run.context import JobContext
     from maintenance.run.outcome import JobOutcome
     from maintenance.table.files import SnapshotFiles
-    from maintenance.table.health import TableHealth
+    from maintenance.table.health import PartitionHealth, TableHealth
 
 
 SCAN_BYTES_PER_S = 100 * 1024 * 1024  # the pace job estimates assume: one core reading Parquet
+DATA_JOB_FIXED_S = 5.0  # a data job's start, planning and commit, whatever it reads
 SECONDS_PER_FILE = 0.05  # what estimates assume a file the job opens costs beyond its bytes (object-store round trips, footers, delete index)
 
 
@@ -45,6 +46,15 @@ def data_job_estimate_s(fixed_s: float, volume_bytes: float, files: int) -> floa
     calibrates an estimate into compute-seconds by one factor per job, which only a
     measure that follows the work can carry from one table to another)."""
     return fixed_s + volume_bytes / SCAN_BYTES_PER_S + files * SECONDS_PER_FILE
+
+
+def partitions_estimate_s(partitions: Iterable[PartitionHealth], *, passes: int, delete_files: Callable[[PartitionHealth], int]) -> float:
+    """`data_job_estimate_s` of a job that reads the data of `partitions` `passes` times
+    (2: read and write it again) and opens each of their data files and the delete files
+    `delete_files` counts of each (MERGE and COMPACT: all; CONVERT: equality deletes)."""
+    chosen = list(partitions)
+    return data_job_estimate_s(DATA_JOB_FIXED_S, passes * sum(p.data_bytes for p in chosen),
+                               sum(p.data_files + delete_files(p) for p in chosen))
 
 
 def lazy(module: str, name: str) -> Callable[..., Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maintenance.jobs.spec import data_job_estimate_s
+from maintenance.jobs.spec import partitions_estimate_s
 
 if TYPE_CHECKING:
     from maintenance.table.health import TableHealth
@@ -17,5 +17,4 @@ if TYPE_CHECKING:
 
 def estimate(health: TableHealth) -> float:
     """Reads and writes the small files' partitions once, applying their deletes."""
-    compacted = [p for p in health.partitions if p.small_data_files > 1]
-    return data_job_estimate_s(5.0, 2 * sum(p.data_bytes for p in compacted), sum(p.data_files + p.delete_files for p in compacted))
+    return partitions_estimate_s((p for p in health.partitions if p.small_data_files > 1), passes=2, delete_files=lambda p: p.delete_files)

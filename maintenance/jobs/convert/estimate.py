@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maintenance.jobs.spec import data_job_estimate_s
+from maintenance.jobs.spec import partitions_estimate_s
 
 if TYPE_CHECKING:
     from maintenance.table.health import TableHealth
@@ -17,5 +17,4 @@ if TYPE_CHECKING:
 
 def estimate(health: TableHealth) -> float:
     """Reads the key columns of the data files equality deletes may apply to, and the deletes."""
-    converted = [p for p in health.partitions if p.equality_delete_files]
-    return data_job_estimate_s(5.0, sum(p.data_bytes for p in converted), sum(p.data_files + p.equality_delete_files for p in converted))
+    return partitions_estimate_s((p for p in health.partitions if p.equality_delete_files), passes=1, delete_files=lambda p: p.equality_delete_files)

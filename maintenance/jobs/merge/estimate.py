@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maintenance.jobs.spec import data_job_estimate_s
+from maintenance.jobs.spec import partitions_estimate_s
 
 if TYPE_CHECKING:
     from maintenance.table.health import TableHealth
@@ -17,5 +17,4 @@ if TYPE_CHECKING:
 
 def estimate(health: TableHealth) -> float:
     """Reads and writes the data of every partition with deletes, and reads its deletes."""
-    merged = [p for p in health.partitions if p.delete_files]
-    return data_job_estimate_s(5.0, 2 * sum(p.data_bytes for p in merged), sum(p.data_files + p.delete_files for p in merged))
+    return partitions_estimate_s((p for p in health.partitions if p.delete_files), passes=2, delete_files=lambda p: p.delete_files)

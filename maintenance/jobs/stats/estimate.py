@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from maintenance.jobs.spec import data_job_estimate_s
+from maintenance.jobs.spec import DATA_JOB_FIXED_S, data_job_estimate_s
 
 if TYPE_CHECKING:
     from maintenance.table.health import TableHealth
@@ -17,4 +17,4 @@ if TYPE_CHECKING:
 
 def estimate(health: TableHealth) -> float:
     """Reads the snapshot's data once."""
-    return data_job_estimate_s(5.0, health.data_bytes, health.data_files)
+    return data_job_estimate_s(DATA_JOB_FIXED_S, health.data_bytes, health.data_files)
