@@ -39,15 +39,18 @@ def burn_python(seconds: float) -> None:
 def test_a_group_is_charged_its_own_tasks_cpu_and_not_their_waiting(spark) -> None:  # type: ignore[no-untyped-def]
     task_cpu.watch(spark)
     mine, other, idle = (f"compute-{name}-{uuid.uuid4().hex[:6]}" for name in ("mine", "other", "idle"))
-    busy(spark, mine, 2_000_000)
-    busy(spark, other, 200_000)
+    busy(spark, mine, 5_000_000)
+    busy(spark, other, 100_000)
     began = time.monotonic()
     sleeping(spark, idle, 2, 1500)
     slept = time.monotonic() - began
 
     mine_s, other_s, idle_s = (task_cpu.group_cpu_s(spark, group) for group in (mine, other, idle))
     assert mine_s is not None and other_s is not None and idle_s is not None
-    assert mine_s > 0.2 and mine_s > 4 * other_s > 0  # ten times the rows, each group its own
+    # Fifty times the rows, each group its own. Not fifty times the CPU: a task's fixed part
+    # (deserializing, starting its iterator) is ~0.05 CPU-s and grows on a busy machine (CI,
+    # stop 73's rehearsal: 0.40 for 2M rows against 0.15 for 200k, 2.7x).
+    assert mine_s > 0.2 and mine_s > 3 * other_s > 0
     assert slept >= 1.5 and idle_s < 0.5  # 3 s of tasks' wall time, waiting
     assert task_cpu.group_cpu_s(spark, mine) == 0.0  # taken once
 
