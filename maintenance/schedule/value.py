@@ -18,10 +18,9 @@ times this deployment's calibration for that job: the least, over its last
 `CALIBRATION_RUNS` committed runs that recorded a prediction, of the run's measured cost
 (`run_cost_s`) over the estimate it recorded (why the least: below). A job without such
 runs borrows the median of the factors of the due jobs that have them (`factor`):
-estimates are in seconds of a job on
-an idle machine, and a deployment whose compute-seconds are a tenth of them says so of
-every job; with 1, a job never run here was predicted 20-40 times its compute-seconds on
-the budget fleet and never fit a budget. Without any runs the factor is 1.
+estimates are in seconds of a job on an idle machine, and a deployment whose
+compute-seconds are a tenth of them says so of every job; with 1, a job never run here
+was predicted 20-40 times its compute-seconds on the budget fleet and never fit a budget. Without any runs the factor is 1.
 
 A prediction is of a run that finds Spark running: a daemon's every run but its first, a
 cron `run`'s every job but its first. A run that started Spark pays the JVM's warm-up (class

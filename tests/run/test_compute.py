@@ -48,8 +48,8 @@ def test_a_group_is_charged_its_own_tasks_cpu_and_not_their_waiting(spark) -> No
     mine_s, other_s, idle_s = (task_cpu.group_cpu_s(spark, group) for group in (mine, other, idle))
     assert mine_s is not None and other_s is not None and idle_s is not None
     # Fifty times the rows, each group its own. Not fifty times the CPU: a task's fixed part
-    # (deserializing, starting its iterator) is ~0.05 CPU-s and grows on a busy machine (CI,
-    # stop 73's rehearsal: 0.40 for 2M rows against 0.15 for 200k, 2.7x).
+    # (deserializing, starting its iterator) is ~0.05 CPU-s and grows on a busy machine (a
+    # rehearsal on 2026-12-07: 0.40 for 2M rows against 0.15 for 200k, 2.7x).
     assert mine_s > 0.2 and mine_s > 3 * other_s > 0
     assert slept >= 1.5 and idle_s < 0.5  # 3 s of tasks' wall time, waiting
     assert task_cpu.group_cpu_s(spark, mine) == 0.0  # taken once

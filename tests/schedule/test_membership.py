@@ -75,8 +75,8 @@ def test_a_heartbeat_renews_a_membership_and_sees_the_members_move(state: StateS
 
 def test_a_membership_left_is_not_taken_again_by_an_evaluation_outliving_the_stop(state: StateStore) -> None:
     """A stopping daemon does not wait for its evaluation: one that finishes listing its
-    catalogs after `leave` must not take a membership again (CI, stop 73: the daemon's
-    container had stopped cleanly and still held one, taken 1.4 s before the check). Both
+    catalogs after `leave` must not take a membership again (session 76's rehearsal: the
+    daemon's container had stopped cleanly and still held one, taken 1.4 s before the check). Both
     orders, and an evaluation racing the stop from its own thread."""
     member = Membership(f"daemon@h:{time.time_ns()}", ttl_s=30)
     member.shares(state, ["local"])

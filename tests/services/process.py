@@ -1,7 +1,7 @@
 """A service the tests start themselves: a child process with its log in a folder.
 
 Each service writes stdout and stderr to `<folder>/<name>.log`. Starting waits for a ready
-condition (a port that accepts connections, or a line the process prints) and fails with
+condition (a port that accepts connections, or text the process prints) and fails with
 the log's tail; stopping sends SIGTERM, then SIGKILL after a grace period.
 """
 
@@ -71,20 +71,6 @@ class ServiceProcess:
 
     def wait_for_port(self, port: int, timeout: float) -> float:
         return self.wait_until(lambda: port_open(port), timeout, f"listening on port {port}")
-
-    def wait_for_line(self, prefix: str, timeout: float) -> str:
-        """The first line of the log starting with `prefix`."""
-        found: list[str] = []
-
-        def ready() -> bool:
-            for line in self.log.read_text(errors="replace").splitlines():
-                if line.startswith(prefix):
-                    found.append(line)
-                    return True
-            return False
-
-        self.wait_until(ready, timeout, f"printing {prefix!r}")
-        return found[0]
 
     def wait_for_match(self, pattern: str, timeout: float) -> re.Match[str]:
         """The first match of `pattern` anywhere in the log (for lines behind a timestamp)."""
