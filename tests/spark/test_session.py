@@ -32,6 +32,21 @@ def test_iceberg_loads_deletes_on_the_prompt_pool_and_reads_every_row_the_model_
     assert spark_rows(spark, ref) == model_rows(model)
 
 
+def test_a_delete_file_that_cannot_be_loaded_fails_the_read_through_the_prompt_pool(spark: Any, cdc_table: CdcFactory) -> None:
+    """The prompt pool changes when a load's future answers, never what it answers: a delete
+    file that is gone fails the read (Iceberg's `Tasks` gathers the failure from the future)
+    rather than letting the rows it deletes through."""
+    ref, _, _ = cdc_table(shape=TableShape("identity", 2, "single"), rows=2000, commits=4, update_ratio=0.3, delete_ratio=0.1)
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+    equality = [r.file_path for r in spark.sql(f"SELECT file_path FROM {ref.spark_name}.delete_files WHERE content = 2").collect()]
+    assert equality
+    Path(equality[0].removeprefix("file:")).unlink()
+    spark.sql(f"REFRESH TABLE {ref.spark_name}")
+
+    with pytest.raises(Exception, match="NotFound|No such file|does not exist"):
+        spark.sql(f"SELECT count(*) FROM {ref.spark_name}").collect()
+
+
 @pytest.mark.process
 def test_a_jvm_that_cannot_start_says_why_in_one_line(tmp_path: Path) -> None:
     """A driver heap too small for Java: PySpark says only JAVA_GATEWAY_EXITED while the JVM

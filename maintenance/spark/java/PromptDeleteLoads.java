@@ -11,28 +11,34 @@ import java.util.concurrent.TimeoutException;
 import org.apache.iceberg.util.ThreadPools;
 
 /**
- * Iceberg's pool for loading delete files, with a `submit` that waits briefly for the task
- * it hands over: what spares a merge-on-read read a sleep of 10 ms or more per data file.
+ * Iceberg's pool for loading delete files, whose futures are done when asked: what spares a
+ * merge-on-read read a sleep of 10 ms or more per data file.
  *
  * Why: for every data file it reads, Iceberg's reader loads the file's position deletes and
  * its equality deletes through `BaseDeleteLoader.execute`, which submits one task per delete
  * file to this pool (`ThreadPools.getDeleteWorkerPool()`) and then waits in
- * `Tasks.waitFor`, which looks at the futures and, unless every one is done, sleeps 10 ms
- * before it looks again. The tasks are usually done in microseconds (the delete files are
+ * `Tasks.waitFor`, which asks each future `isDone()` and, unless every one is, sleeps 10 ms
+ * before it asks again. The tasks are usually done in microseconds (the delete files are
  * cached on the executor after their first load), but never by that first look, right
  * after they were submitted. Measured on 2 cores, local files: one partition's 40 data files
  * with 68 delete files read in 0.6-0.8 s, 0.1 s of it reading; Java Flight Recorder counted
- * 766 such sleeps in 12 s on the one task's thread; with the tasks run before the look,
- * 0.13-0.39 s. MERGE of a whole 64-partition streaming table (2,560 data files, 4,385
- * delete files): 23-28 s, and 5-9 s.
+ * 766 such sleeps in 12 s on the one task's thread.
  *
- * What changes: `submit` hands the task to Iceberg's own pool, as before, and returns the
- * same future, but only once the task is done or `WAIT_NANOS` have passed. So every task
- * still runs exactly once, on the same pool, and `Tasks` still waits for every future and
- * gathers every failure from them: what a read returns cannot change, only when `submit`
- * returns. A task that takes longer (a delete file read from an object store for the first
- * time) is left running: its loads stay parallel, and for `SLOW_SKIP_NANOS` after it the
- * same thread does not wait again, so a batch of slow loads costs one wait, not one each.
+ * What changes: `submit` hands the task to Iceberg's own pool, as before, at once, and
+ * returns its future wrapped: the wrapper's `isDone()` first waits for the task to end (done,
+ * failed or cancelled), then answers. `Tasks.waitFor` submits every task of a batch before
+ * it asks, so the loads still run in parallel on the pool, and its first look finds them all
+ * done: the batch costs its slowest load, never a sleep. Every task still runs exactly once,
+ * on the same pool, and `Tasks` still gathers every failure from the futures (`get` is the
+ * pool's own): what a read returns cannot change, only when `isDone()` answers. An interrupt
+ * while it waits is kept on the thread and the answer is the task's state then, so
+ * `Tasks.waitFor` sleeps, is interrupted and cancels the batch, as it did before.
+ *
+ * The first version (commit 4ef3edd) waited in `submit`, up to 2 ms, for the task it had
+ * just handed over. With more Spark tasks than cores a pool thread often got no core within
+ * 2 ms, and every later load of that thread then slept in `Tasks.waitFor`: in a MERGE of a
+ * 3-million-event table (4 partitions, 800 data files, 1,393 delete files, 2 cores) a
+ * thread dump found task threads asleep there in 3 of 10 samples.
  *
  * Installed once per JVM in place of Iceberg's pool (`install`; the field is final, so
  * through `sun.misc.Unsafe`), before the first read, so no code compiled with the old value
@@ -40,11 +46,7 @@ import org.apache.iceberg.util.ThreadPools;
  * slower (maintenance/spark/session.py).
  */
 public class PromptDeleteLoads extends AbstractExecutorService {
-  static final long WAIT_NANOS = 2000000L;  // 2 ms: far above a cached load, far below an object store's first byte
-  static final long SLOW_SKIP_NANOS = 50000000L;  // 50 ms
-
   private final ExecutorService pool;
-  private final ThreadLocal skipUntil = new ThreadLocal();  // per submitting thread: System.nanoTime() before which it does not wait
 
   public PromptDeleteLoads() {
     this.pool = null;  // only for `install` (helpers are made with no argument)
@@ -77,24 +79,7 @@ public class PromptDeleteLoads extends AbstractExecutorService {
   }
 
   public Future submit(Runnable task) {
-    Future future = pool.submit(task);
-    Long until = (Long) skipUntil.get();
-    long now = System.nanoTime();
-    if (until != null && now - until.longValue() < 0) {
-      return future;
-    }
-    try {
-      future.get(WAIT_NANOS, TimeUnit.NANOSECONDS);
-    } catch (TimeoutException slow) {
-      skipUntil.set(Long.valueOf(System.nanoTime() + SLOW_SKIP_NANOS));
-    } catch (ExecutionException failed) {
-      // the future holds the failure: Tasks gathers it from there
-    } catch (InterruptedException interrupted) {
-      Thread.currentThread().interrupt();
-    } catch (java.util.concurrent.CancellationException cancelled) {
-      // likewise
-    }
-    return future;
+    return new DoneWhenAsked(pool.submit(task));
   }
 
   public void execute(Runnable command) {
@@ -119,5 +104,45 @@ public class PromptDeleteLoads extends AbstractExecutorService {
 
   public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
     return pool.awaitTermination(timeout, unit);
+  }
+
+  /** The pool's future, whose `isDone()` waits for the task to end before it answers. */
+  static final class DoneWhenAsked implements Future {
+    private final Future future;
+
+    DoneWhenAsked(Future future) {
+      this.future = future;
+    }
+
+    public boolean isDone() {
+      if (!future.isDone()) {
+        try {
+          future.get();
+        } catch (ExecutionException failed) {
+          // the future holds the failure: Tasks gathers it from there
+        } catch (java.util.concurrent.CancellationException cancelled) {
+          // likewise
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();  // Tasks.waitFor's sleep sees it and cancels the batch
+        }
+      }
+      return future.isDone();
+    }
+
+    public Object get() throws InterruptedException, ExecutionException {
+      return future.get();
+    }
+
+    public Object get(long timeout, TimeUnit unit) throws InterruptedException, ExecutionException, TimeoutException {
+      return future.get(timeout, unit);
+    }
+
+    public boolean cancel(boolean mayInterruptIfRunning) {
+      return future.cancel(mayInterruptIfRunning);
+    }
+
+    public boolean isCancelled() {
+      return future.isCancelled();
+    }
   }
 }
