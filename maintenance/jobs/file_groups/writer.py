@@ -2,7 +2,9 @@
 
 The group's files are read from exactly their planned scan tasks, staged with Iceberg's
 `ScanTaskSetManager`, and written back through Iceberg's rewrite coordinator: nothing is
-committed by the write; the new files are handed back for the executor's commit.
+committed by the write; the new files are handed back for the executor's commit. They are
+compressed as the table says, or with zstd where it names no codec
+(`table.targets.rewrite_parquet_codec`).
 
 - **bin-pack** (no ordering): each read split is sized to become one file near the target
   (see `grouping`), so nothing is shuffled; where whole files are too big to share out
@@ -41,6 +43,7 @@ from maintenance.jobs.file_groups.grouping import (
 from maintenance.spark.jvm import JavaObject, java_items, singleton
 from maintenance.spark.planned_tasks import GroupTasks
 from maintenance.spark.raw_rows import read_tasks, split_size_for
+from maintenance.table.targets import SESSION_CODEC_CONF, rewrite_parquet_codec
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -80,6 +83,9 @@ def rewrite_group(spark: SparkSession, table: JavaObject, group: FileGroup, task
         manager.stageTasks(table, group_id, tasks.java)
         reader = spark.read.format("iceberg").option("scan-task-set-id", group_id).option("file-open-cost", "0")
         writer_options = {"rewritten-file-scan-task-set-id": group_id, "output-spec-id": str(output_spec_id)}
+        codec = rewrite_parquet_codec(table.properties(), spark.conf.get(SESSION_CODEC_CONF, None))
+        if codec is not None:
+            writer_options["compression-codec"] = codec
         layout = group.layout(target_size)
         if not layout.even:
             frame = reader.load(group_id)

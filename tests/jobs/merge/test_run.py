@@ -175,3 +175,36 @@ def test_a_dry_run_lists_the_groups_the_run_then_rewrites(spark, config: Config,
     after = data_file_paths(spark, ref)
     assert before - after == {path for g in groups for path in g["files"]}
     assert spark_rows(spark, ref) == model_rows(model)
+
+
+def _codecs_of_new_files(spark, ref: TableRef, before: set[str]) -> set[str]:  # type: ignore[no-untyped-def]
+    """The Parquet compression of every column chunk of the data files not in `before`, as
+    the files themselves say (pyarrow reads their footers)."""
+    import pyarrow.parquet as pq
+
+    codecs = set()
+    for path in data_file_paths(spark, ref) - before:
+        metadata = pq.ParquetFile(path.removeprefix("file:")).metadata
+        codecs |= {metadata.row_group(g).column(c).compression for g in range(metadata.num_row_groups) for c in range(metadata.num_columns)}
+    return codecs
+
+
+@pytest.mark.parametrize(("named", "written"), [(None, {"ZSTD"}), ("gzip", {"GZIP"}), ("snappy", {"SNAPPY"})], ids=["unnamed", "gzip", "snappy"])
+def test_merge_writes_the_codec_the_table_names_and_zstd_where_it_names_none(spark, config: Config, cdc_table: CdcFactory,
+                                                                           named: str | None, written: set[str]) -> None:
+    """A table that names no Parquet codec (created by a catalog server that writes its own
+    metadata) is rewritten with zstd, not with Iceberg Java's fallback gzip; a codec the
+    table names is the one written."""
+    ref, _, model = cdc_table(shape=TableShape("identity", 2, "single"), rows=2000, commits=4, update_ratio=0.2, delete_ratio=0.05)
+    if named is None:
+        spark.sql(f"ALTER TABLE {ref.spark_name} UNSET TBLPROPERTIES ('write.parquet.compression-codec')")
+    else:
+        spark.sql(f"ALTER TABLE {ref.spark_name} SET TBLPROPERTIES ('write.parquet.compression-codec' = '{named}')")
+    assert load_table(config, ref).properties.get("write.parquet.compression-codec") == named
+    before = data_file_paths(spark, ref)
+
+    outcome = run_merge(config, ref)
+
+    assert outcome.status == COMMITTED and outcome.content_verified, outcome.error
+    assert _codecs_of_new_files(spark, ref, before) == written
+    assert spark_rows(spark, ref) == model_rows(model)
