@@ -1,4 +1,4 @@
-"""The file sizes a table asks its writers for (Iceberg's properties and defaults), read in one place."""
+"""The file sizes and the codec a table asks its writers for (Iceberg's properties and defaults), read in one place."""
 
 from __future__ import annotations
 

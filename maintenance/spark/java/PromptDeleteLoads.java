@@ -28,9 +28,9 @@ import org.apache.iceberg.util.ThreadPools;
  * returns its future wrapped: the wrapper's `isDone()` first waits for the task to end (done,
  * failed or cancelled), then answers. `Tasks` submits every task of a batch before
  * `waitFor` asks, so the loads still run in parallel on the pool, and its first look finds
- * them all done: the batch costs its slowest load, never a sleep. Every task still runs exactly once,
- * on the same pool, and `Tasks` still gathers every failure from the futures (`get` is the
- * pool's own): what a read returns cannot change, only when `isDone()` answers. An interrupt
+ * them all done: the batch costs its slowest load, never a sleep. Every task still runs
+ * exactly once, on the same pool, and `Tasks` still gathers every failure from the futures
+ * (`get` is the pool's own): what a read returns cannot change, only when `isDone()` answers. An interrupt
  * while it waits is kept on the thread and the answer is the task's state then, so
  * `Tasks.waitFor` sleeps, is interrupted and cancels the batch, as it did before.
  *
