@@ -21,7 +21,7 @@ from maintenance import interrupts
 from maintenance.config import CatalogConfig, Config
 from maintenance.errors import ConfigError, SparkJobError, SparkStartError, UsageError
 from maintenance.redact import holds_secret, is_remembered_secret, redact_mapping, redact_text
-from maintenance.spark import class_archive, py4j_lookups
+from maintenance.spark import class_archive, jit, py4j_lookups
 from maintenance.spark.errors import java_error_message
 from maintenance.spark.jars import S3A, SPARK, SPARK_RUNTIME, jar, jars_for
 from maintenance.spark.java_helpers import new_helper
@@ -154,6 +154,7 @@ def spark_conf(config: Config) -> dict[str, str]:
         conf["spark.jars"] = ",".join([*jars, config.spark.conf["spark.jars"]])
     users_options = config.spark.conf.get("spark.driver.extraJavaOptions", "")
     java_options += f" {class_archive.java_option(users_options)}"  # the JVM's classes mapped, not loaded: `spark/class_archive.py`
+    java_options += f" {jit.java_option()}"  # C2 takes only what is really hot early: `spark/jit.py`
     conf["spark.driver.extraJavaOptions"] = f"{java_options} {users_options}".strip()
     return conf
 
