@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ import pytest
 
 from maintenance.catalogs import get_catalog
 from maintenance.config import Config
+from tests.services.process import free_port
 
 POLICY = """\
 name: daemon-test
@@ -29,11 +29,6 @@ jobs:
     every: 1d
 """
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def daemon_config(tmp_path: Path, config: Config, state_url: str, namespace: str, name: str, *, policy: str | None = None,

@@ -24,7 +24,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -48,6 +47,7 @@ from maintenance.ui.pages import Response, StatusPages
 from maintenance.ui.status import DAEMON_SOURCE, StatusCache
 from maintenance.workload.evaluation import generated_evaluation
 from tests.conftest import CdcFactory
+from tests.services.process import free_port
 from tests.support.pages import Rendered, crawl, published, record_run, visit
 from tests.support.paths import REPO
 
@@ -124,11 +124,6 @@ def assert_no_markup_ran(driver) -> None:  # type: ignore[no-untyped-def]
 
 
 # -- servers ----------------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def http_get(url: str) -> tuple[int, str]:
     try:
