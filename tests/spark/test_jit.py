@@ -10,6 +10,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from maintenance.config import parse_config
 from maintenance.spark.jit import JIT_OPTIONS
 from maintenance.spark.jvm import jvm
@@ -29,6 +31,7 @@ def test_the_driver_jvm_runs_with_the_raised_c2_thresholds(spark: Any) -> None:
     assert _vm_option(spark, "Tier4InvocationThreshold") != "5000"  # HotSpot 17's default
 
 
+@pytest.mark.process
 def test_a_users_own_threshold_comes_last_so_the_jvm_takes_it(tmp_path: Path) -> None:
     config = parse_config({"home": str(tmp_path), "spark": {"conf": {"spark.driver.extraJavaOptions": "-XX:Tier4InvocationThreshold=7000"}}},
                           source="t", base_dir=tmp_path)
