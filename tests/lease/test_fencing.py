@@ -175,10 +175,14 @@ def test_only_commits_and_snapshot_ids_cross_into_the_python_fence(spark, config
 def test_heartbeat_keeps_a_long_job_and_a_lost_lease_cancels_spark(spark, home: Path, tmp_path: Path, cdc_table: CdcFactory) -> None:
     ref, _, _ = cdc_table(rows=200, commits=1)
     for state_url in new_state_url("sqlite", tmp_path):
-        config, _ = config_for(home, state_url, ttl=1.0, tmp_path=tmp_path)
+        # A commit needs the lease proven past the fence's margin (0.5 s at least): with a
+        # 1 s TTL a renewal 0.17 s late on a busy machine refused it (CI, 2 cores). 2 s leaves
+        # 0.8 s of lateness, still far below what the test asks: 3.5 TTLs held by renewals.
+        ttl = 2.0
+        config, _ = config_for(home, state_url, ttl=ttl, tmp_path=tmp_path)
 
         def outlives_its_ttl(ctx: JobContext) -> JobOutcome:
-            time.sleep(3.5)  # 3.5 TTLs: only heartbeats keep the lease
+            time.sleep(3.5 * ttl)  # 3.5 TTLs: only heartbeats keep the lease
             return JobOutcome(COMMITTED, snapshot_id=append_marker_row(ctx, 40_000_001))
 
         assert run_under_lease(config, ref, "fencing-test", outlives_its_ttl).status == COMMITTED
