@@ -20,7 +20,7 @@ def test_the_store_counts_the_requests_and_bytes_it_served(tmp_path: Path) -> No
         client.put_object(Bucket="traffic", Key="a", Body=b"x" * 300_000)
         for _ in range(2):
             assert len(client.get_object(Bucket="traffic", Key="a")["Body"].read()) == 300_000
-        after = store.s3_traffic()
+        after = store.s3_traffic_settled()
     served = {kind: after.get(kind, 0) - before.get(kind, 0) for kind in after}
     assert served["PUT"] == 1 and served["GET"] == 2, served
     assert served["bytes_received"] == 300_000, served
